@@ -1,0 +1,127 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Herald",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+        .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldStorage", targets: ["HeraldStorage"]),
+        .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
+        .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
+        .library(name: "HeraldServer", targets: ["HeraldServer"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
+        .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.0.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
+    ],
+    targets: [
+        .target(
+            name: "HeraldCore",
+            dependencies: [],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldStorage",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldDelivery",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldHTTP",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldDelivery",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldServer",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldDelivery",
+                "HeraldHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldHTTP",
+                "HeraldServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldCoreTests",
+            dependencies: ["HeraldCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldStorageTests",
+            dependencies: ["HeraldCore", "HeraldStorage"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldHTTPTests",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldDelivery",
+                "HeraldHTTP",
+                "HeraldServer",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: strict
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,38 @@
+/// A project's limits and quotas; every number in SEMANTICS.md is one of these.
+///
+/// The operator changes them with `herald project set`; a running server picks the
+/// change up within a second.
+public struct ProjectSettings: Sendable, Hashable, Codable {
+    /// Message size and validation limits (M2, D5).
+    public var message: MessageLimits = MessageLimits()
+    /// Non-collapsible messages stored per device (D1). Default 100.
+    public var maxPending: Int = 100
+    /// Distinct collapse keys stored per device (D2). Default 4.
+    public var maxCollapseKeys: Int = 4
+    /// Days without a connection after which a device is inactive (L5). Default 31.
+    public var inactiveAfterDays: Int = 31
+    /// Downstream messages per rolling minute (T1). Default 600,000.
+    public var downstreamPerMinute: Int = 600_000
+    /// Topic subscription changes per second (T2). Default 3,000.
+    public var topicOpsPerSecond: Int = 3_000
+    /// Fanouts in progress at once (T3). Default 1,000.
+    public var maxFanouts: Int = 1_000
+    /// Collapsible burst per app per device (T4). Default 20.
+    public var collapsibleBurst: Int = 20
+    /// Seconds to refill one collapsible token (T4). Default 180.
+    public var collapsibleRefillSeconds: Int = 180
+    /// Messages per device per minute (T6). Default 240.
+    public var devicePerMinute: Int = 240
+    /// Messages per device per hour (T6). Default 5,000.
+    public var devicePerHour: Int = 5_000
+    /// Upstream messages per minute per project (T5). Default 1,500,000.
+    public var upstreamPerMinute: Int = 1_500_000
+    /// Upstream messages per minute per device (T5). Default 1,000.
+    public var upstreamDevicePerMinute: Int = 1_000
+    /// New app-server connections per minute (T5). Default 400.
+    public var xmppConnectsPerMinute: Int = 400
+    /// App-server connections at once (T5). Default 2,500.
+    public var xmppConnections: Int = 2_500
+
+    public init() {}
+}

@@ -1,0 +1,31 @@
+/// A decoded and validated `messages:send` request body.
+public struct SendRequest: Sendable, Equatable {
+    /// The message to send.
+    public var message: Message
+    /// Whether this is a dry run (`validate_only`).
+    public var validateOnly: Bool
+
+    public init(message: Message, validateOnly: Bool) {
+        self.message = message
+        self.validateOnly = validateOnly
+    }
+
+    /// Decodes, normalizes and validates a request body.
+    public static func decode(_ body: some Collection<UInt8>, limits: MessageLimits = MessageLimits())
+        throws(HeraldError) -> SendRequest
+    {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(body)
+        } catch {
+            throw HeraldError.invalidArgument("Invalid JSON payload received. \(error.description).")
+        }
+        let normalized = try SchemaNormalizer.normalize(document, as: .sendMessageRequest, path: "")
+        guard let message = normalized["message"] else {
+            throw HeraldError.invalidField("message", "The message field is required.")
+        }
+        return SendRequest(
+            message: try MessageValidator.validate(message, limits: limits),
+            validateOnly: normalized["validate_only"]?.boolValue ?? false)
+    }
+}

@@ -1,0 +1,33 @@
+public import HeraldCore
+public import HeraldDelivery
+public import HeraldStorage
+public import Logging
+
+/// What the HTTP routes need, made once by the server and shared by every request.
+public struct HTTPEnvironment: Sendable {
+    public var store: any HeraldStore
+    public var directory: CredentialDirectory
+    public var authenticator: Authenticator
+    public var tokens: AccessTokens
+    public var dispatcher: Dispatcher
+    public var clock: any HeraldClock
+    public var metrics: HeraldMetrics
+    public var logger: Logger
+    /// Renders the Prometheus text exposition for `GET /metrics`.
+    public var renderMetrics: @Sendable () -> String
+
+    public init(
+        store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
+        clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger, renderMetrics: @escaping @Sendable () -> String
+    ) {
+        self.store = store
+        self.directory = directory
+        self.authenticator = Authenticator(directory: directory, tokens: tokens, clock: clock)
+        self.tokens = tokens
+        self.dispatcher = dispatcher
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+        self.renderMetrics = renderMetrics
+    }
+}

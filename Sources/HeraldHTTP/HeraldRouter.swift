@@ -1,0 +1,61 @@
+import HeraldCore
+import HeraldDelivery
+public import Hummingbird
+import Logging
+
+/// Builds the router for every HTTP surface.
+public enum HeraldRouter {
+    /// The largest request body read; larger ones are refused with 413.
+    static let maximumBodyBytes = 1 << 20
+
+    /// A router with every route Herald serves.
+    public static func make(_ environment: HTTPEnvironment) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics, logger: environment.logger))
+        OperationsRoutes(environment: environment).register(on: router)
+        TokenRoutes(environment: environment).register(on: router)
+        SendRoutes(environment: environment).register(on: router)
+        return router
+    }
+}
+
+/// Counts every request by route and status and every error by its code, and renders
+/// errors: Herald's own in FCM's shape, anything unexpected as `INTERNAL`.
+struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
+    let metrics: HeraldMetrics
+    let logger: Logger
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let route = context.endpointPath ?? "unmatched"
+        let response: Response
+        do {
+            response = try await next(request, context)
+        } catch let error as HeraldError {
+            metrics.increment("herald_errors_total", [("code", error.fcmCode?.rawValue ?? error.canonicalStatus.name)])
+            response = try error.response(from: request, context: context)
+        } catch let error as any HTTPResponseError {
+            response = try error.response(from: request, context: context)
+        } catch {
+            logger.error("request failed", metadata: ["route": "\(route)", "error": "\(error)"])
+            metrics.increment("herald_errors_total", [("code", "INTERNAL")])
+            response = try HeraldError.internal().response(from: request, context: context)
+        }
+        metrics.increment("herald_http_requests_total", [("route", route), ("status", String(response.status.code))])
+        return response
+    }
+}
+
+extension Request {
+    /// The body, read up to Herald's limit.
+    func collectBody() async throws -> ByteBuffer {
+        do {
+            return try await body.collect(upTo: HeraldRouter.maximumBodyBytes)
+        } catch {
+            throw HeraldError(
+                status: .payloadTooLarge,
+                message: "The request body is larger than \(HeraldRouter.maximumBodyBytes) bytes.")
+        }
+    }
+}

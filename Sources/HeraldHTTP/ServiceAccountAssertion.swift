@@ -1,0 +1,89 @@
+public import HeraldCore
+import JWTKit
+
+/// A JWT signed with a service-account key (RS256), as google-auth sends it: as the
+/// `assertion` of the JWT-bearer grant, or as a self-signed bearer token.
+public struct ServiceAccountAssertion: Sendable {
+    /// The scopes either of which grants use of the messaging APIs.
+    public static let acceptedScopes: Set<String> = [
+        "https://www.googleapis.com/auth/firebase.messaging",
+        "https://www.googleapis.com/auth/cloud-platform",
+    ]
+    /// How far clocks may disagree, in seconds.
+    static let allowedSkewSeconds: Int64 = 300
+
+    /// Why an assertion was refused; the text goes into OAuth and v1 error bodies.
+    public struct Rejection: Error, Sendable, Equatable {
+        /// The OAuth 2.0 error code: `invalid_grant`, `invalid_scope` or `invalid_request`.
+        public var code: String
+        /// What was wrong.
+        public var description: String
+    }
+
+    /// The claims Herald reads.
+    struct Claims: JWTPayload {
+        var iss: String?
+        var sub: String?
+        var scope: String?
+        var aud: String?
+        var iat: Int64?
+        var exp: Int64?
+
+        func verify(using algorithm: some JWTAlgorithm) async throws {
+            // Time and issuer checks use Herald's clock; see `ServiceAccountAssertion.verify`.
+        }
+    }
+
+    /// The key id (`kid`) in a JWT's header, read without checking the signature.
+    public static func keyID(of token: String) -> String? {
+        guard let headerPart = token.split(separator: ".", maxSplits: 1).first,
+            let headerBytes = Base64URL.decode(headerPart),
+            let header = try? JSONParser.parse(headerBytes)
+        else { return nil }
+        return header["kid"]?.stringValue
+    }
+
+    /// Checks a JWT against the key named by its `kid`: the RS256 signature, the issuer,
+    /// the scope and a lifetime of at most an hour. Answers when it expires.
+    public static func verify(
+        _ token: String, key: ServiceAccountKey, now: Timestamp, requireScope: Bool = true
+    ) async throws(Rejection) -> Timestamp {
+        let claims: Claims
+        do {
+            let publicKey = try Insecure.RSA.PublicKey(pem: key.publicKeyPEM)
+            let keys = await JWTKeyCollection().add(
+                rsa: publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
+            claims = try await keys.verify(token, as: Claims.self)
+        } catch {
+            throw Rejection(code: "invalid_grant", description: "Invalid JWT Signature.")
+        }
+        guard claims.iss == key.clientEmail else {
+            throw Rejection(
+                code: "invalid_grant", description: "Invalid JWT: the issuer is not the key's service account.")
+        }
+        guard let issued = claims.iat, let expires = claims.exp else {
+            throw Rejection(code: "invalid_grant", description: "Invalid JWT: iat and exp are required.")
+        }
+        let nowSeconds = now.seconds
+        guard issued <= nowSeconds + allowedSkewSeconds, expires > nowSeconds - allowedSkewSeconds,
+            expires > issued, expires - issued <= AccessTokens.lifetimeSeconds
+        else {
+            throw Rejection(
+                code: "invalid_grant",
+                description:
+                    "Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe.")
+        }
+        guard expires > nowSeconds else {
+            throw Rejection(code: "invalid_grant", description: "Invalid JWT: the token has expired.")
+        }
+        if requireScope {
+            let scopes = Set((claims.scope ?? "").split(separator: " ").map(String.init))
+            guard !scopes.isDisjoint(with: acceptedScopes) else {
+                throw Rejection(
+                    code: "invalid_scope",
+                    description: "The requested scopes do not include firebase.messaging or cloud-platform.")
+            }
+        }
+        return Timestamp(seconds: expires)
+    }
+}

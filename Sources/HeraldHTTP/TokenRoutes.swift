@@ -1,0 +1,55 @@
+import HeraldCore
+import Hummingbird
+
+/// `POST /token`: the OAuth 2.0 JWT-bearer grant (RFC 7523) as google-auth performs it.
+struct TokenRoutes {
+    static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+    let environment: HTTPEnvironment
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/token") { request, _ in
+            try await exchange(try await request.collectBody())
+        }
+    }
+
+    /// Exchanges a signed assertion for an access token, or answers an OAuth error.
+    func exchange(_ body: ByteBuffer) async throws -> Response {
+        guard let form = FormBody.parse(body.readableBytesView) else {
+            return oauthError("invalid_request", "The request body is not a valid form.")
+        }
+        guard form["grant_type"] == Self.grantType else {
+            return oauthError("unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "")")
+        }
+        guard let assertion = form["assertion"], !assertion.isEmpty else {
+            return oauthError("invalid_request", "Missing required parameter: assertion")
+        }
+        // The key is read from the store, not the cache, so a revocation counts at once.
+        guard let keyID = ServiceAccountAssertion.keyID(of: assertion),
+            let key = try await environment.store.serviceAccountKey(id: keyID), key.isActive,
+            try await environment.store.project(id: key.projectID) != nil
+        else {
+            return oauthError("invalid_grant", "Invalid JWT Signature.")
+        }
+        let now = environment.clock.now()
+        do {
+            _ = try await ServiceAccountAssertion.verify(assertion, key: key, now: now)
+        } catch {
+            return oauthError(error.code, error.description)
+        }
+        let token = environment.tokens.issue(for: Caller(projectID: key.projectID, keyID: key.id), now: now)
+        environment.metrics.increment("herald_access_tokens_issued_total", [("project", key.projectID)])
+        return Response.json(
+            .object([
+                (key: "access_token", value: .string(token)),
+                (key: "expires_in", value: .number(Double(AccessTokens.lifetimeSeconds - 1))),
+                (key: "token_type", value: .string("Bearer")),
+            ]),
+            headers: [.cacheControl: "no-store"])
+    }
+
+    private func oauthError(_ code: String, _ description: String) -> Response {
+        Response.json(
+            .stringObject([("error", code), ("error_description", description)]),
+            status: code == "invalid_client" ? .unauthorized : .badRequest)
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+public import HeraldCore
+public import HeraldStorage
+import _CryptoExtras
+
+/// What `herald project …` does: make projects and their credentials, list, show,
+/// delete, rotate and revoke keys. It works on the store directly, so it works while a
+/// server runs on the same data directory; the server sees changes within a second.
+public struct ProjectAdministration: Sendable {
+    /// What a new project or a new key comes with.
+    public struct IssuedKey: Sendable {
+        /// The project.
+        public var project: Project
+        /// The new key's record.
+        public var key: ServiceAccountKey
+        /// Where the key file was written.
+        public var keyFilePath: String
+    }
+
+    private let store: any HeraldStore
+    private let clock: any HeraldClock
+
+    public init(store: any HeraldStore, clock: any HeraldClock = SystemClock()) {
+        self.store = store
+        self.clock = clock
+    }
+
+    /// Creates a project with a new sender id, API key, server key and service-account
+    /// key, and writes `<id>-service-account.json` into `directory`.
+    public func createProject(id: String, publicURL: String, keyFileDirectory directory: String) async throws
+        -> IssuedKey
+    {
+        guard Project.isValidID(id) else {
+            throw AdministrationError(
+                "A project id is 4 to 63 lower-case letters, digits and hyphens, starting with a letter: \"\(id)\".")
+        }
+        if try await store.project(id: id) != nil { throw AdministrationError("Project \(id) exists already.") }
+        let now = clock.now()
+        let (key, privateKey) = try makeKey(projectID: id, now: now)
+        var lastError: (any Error)?
+        // A random project number may collide; try a few times.
+        for _ in 0..<5 {
+            let project = Project.make(id: id, createdAt: now)
+            do {
+                try await store.createProject(project, firstKey: key)
+                let path = try writeKeyFile(
+                    key: key, privateKey: privateKey, publicURL: publicURL, directory: directory)
+                return IssuedKey(project: project, key: key, keyFilePath: path)
+            } catch let error as StoreError {
+                lastError = error
+                if try await store.project(id: id) != nil { throw AdministrationError("Project \(id) exists already.") }
+            }
+        }
+        throw lastError ?? AdministrationError("Could not create project \(id).")
+    }
+
+    /// Adds a new key to a project and writes its key file; revokes `revoking` if given.
+    public func rotateKey(projectID: String, revoking: String?, publicURL: String, keyFileDirectory directory: String)
+        async throws -> IssuedKey
+    {
+        guard let project = try await store.project(id: projectID) else {
+            throw AdministrationError("No project \(projectID).")
+        }
+        if let revoking {
+            guard let old = try await store.serviceAccountKey(id: revoking), old.projectID == projectID else {
+                throw AdministrationError("Project \(projectID) has no key \(revoking).")
+            }
+        }
+        let now = clock.now()
+        let (key, privateKey) = try makeKey(projectID: projectID, now: now)
+        try await store.addServiceAccountKey(key)
+        let path = try writeKeyFile(key: key, privateKey: privateKey, publicURL: publicURL, directory: directory)
+        if let revoking { _ = try await store.revokeServiceAccountKey(id: revoking, at: now) }
+        return IssuedKey(project: project, key: key, keyFilePath: path)
+    }
+
+    /// Revokes one key of a project.
+    public func revokeKey(projectID: String, keyID: String) async throws {
+        guard let key = try await store.serviceAccountKey(id: keyID), key.projectID == projectID else {
+            throw AdministrationError("Project \(projectID) has no key \(keyID).")
+        }
+        guard try await store.revokeServiceAccountKey(id: keyID, at: clock.now()) else {
+            throw AdministrationError("Key \(keyID) is revoked already.")
+        }
+    }
+
+    private func makeKey(projectID: String, now: Timestamp) throws -> (ServiceAccountKey, _RSA.Signing.PrivateKey) {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let key = ServiceAccountKey(
+            id: SecureRandom.hex(bytes: 20), projectID: projectID,
+            clientEmail: ServiceAccountKey.clientEmail(for: projectID),
+            publicKeyPEM: privateKey.publicKey.pemRepresentation, createdAt: now)
+        return (key, privateKey)
+    }
+
+    private func writeKeyFile(
+        key: ServiceAccountKey, privateKey: _RSA.Signing.PrivateKey, publicURL: String, directory: String
+    ) throws -> String {
+        let file = ServiceAccountKeyFile(
+            projectID: key.projectID, keyID: key.id, privateKeyPEM: privateKey.pkcs8PEMRepresentation,
+            clientEmail: key.clientEmail, clientID: String(SecureRandom.number(below: 999_999_999_999_999_999)),
+            publicURL: publicURL)
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let path = (directory as NSString).appendingPathComponent("\(key.projectID)-service-account.json")
+        let created = FileManager.default.createFile(
+            atPath: path, contents: Data(file.contents.utf8), attributes: [.posixPermissions: 0o600])
+        guard created else { throw AdministrationError("Could not write \(path).") }
+        return path
+    }
+}
+
+/// An administration command that cannot be carried out; the text says why.
+public struct AdministrationError: Error, CustomStringConvertible, Sendable {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
+}

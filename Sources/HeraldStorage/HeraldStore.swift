@@ -1,0 +1,95 @@
+public import HeraldCore
+
+/// Everything Herald keeps: projects, credentials, secrets and messages.
+///
+/// One protocol with one conformance suite for every backend (in memory, SQLite,
+/// PostgreSQL). Every method is a transaction of its own; a method that returns has
+/// made its change durable.
+public protocol HeraldStore: Sendable {
+    /// Creates a project together with its first service-account key.
+    /// Throws `StoreError.conflict` when the id, number or a key is taken.
+    func createProject(_ project: Project, firstKey: ServiceAccountKey) async throws
+
+    /// The project with this id, if any.
+    func project(id: String) async throws -> Project?
+
+    /// Every project, ordered by id.
+    func projects() async throws -> [Project]
+
+    /// Replaces a project's settings; false when there is no such project.
+    func updateSettings(_ settings: ProjectSettings, projectID: String) async throws -> Bool
+
+    /// Deletes a project with its keys and messages; false when there is no such project.
+    func deleteProject(id: String) async throws -> Bool
+
+    /// Adds a key to an existing project. Throws `StoreError.notFound` or `.conflict`.
+    func addServiceAccountKey(_ key: ServiceAccountKey) async throws
+
+    /// The key with this id, revoked or not.
+    func serviceAccountKey(id: String) async throws -> ServiceAccountKey?
+
+    /// The keys of a project, ordered by creation.
+    func serviceAccountKeys(projectID: String) async throws -> [ServiceAccountKey]
+
+    /// Every key of every project.
+    func allServiceAccountKeys() async throws -> [ServiceAccountKey]
+
+    /// Marks a key revoked; false when there is no such active key.
+    func revokeServiceAccountKey(id: String, at time: Timestamp) async throws -> Bool
+
+    /// A number that changes whenever a project, its settings or its keys change, so a
+    /// cache can tell cheaply whether to reload.
+    func credentialsRevision() async throws -> Int64
+
+    /// The secret with this name, created from `make` the first time it is asked for;
+    /// every node sharing the store gets the same value.
+    func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8]
+
+    /// Stores accepted messages durably, all or none.
+    func appendMessages(_ messages: [StoredMessage]) async throws
+
+    /// The stored message with this id.
+    func message(id: String) async throws -> StoredMessage?
+
+    /// How many messages a project has stored.
+    func messageCount(projectID: String) async throws -> Int
+}
+
+/// Why a store refused a change.
+public enum StoreError: Error, Sendable, Equatable {
+    /// A unique value is taken; the associated text says which.
+    case conflict(String)
+    /// The row the change refers to does not exist.
+    case notFound(String)
+}
+
+/// An accepted message as the store keeps it.
+public struct StoredMessage: Sendable, Hashable {
+    /// The message id (the last part of its name).
+    public var id: String
+    /// The project that sent it.
+    public var projectID: String
+    /// What it was sent to: `token`, `topic`, `condition` or `fid`.
+    public var targetKind: String
+    /// The token, topic name, condition text or installation id.
+    public var target: String
+    /// The canonical message JSON.
+    public var body: String
+    /// When it was accepted.
+    public var createdAt: Timestamp
+    /// When its time to live runs out.
+    public var expiresAt: Timestamp
+
+    public init(
+        id: String, projectID: String, targetKind: String, target: String, body: String, createdAt: Timestamp,
+        expiresAt: Timestamp
+    ) {
+        self.id = id
+        self.projectID = projectID
+        self.targetKind = targetKind
+        self.target = target
+        self.body = body
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import GRDB
+public import HeraldCore
+
+/// The embedded store: one SQLite database in WAL mode, written through GRDB.
+///
+/// A transaction that returned is in the write-ahead log, so it survives the process
+/// being killed (`synchronous=NORMAL`; a power loss may lose the last moments).
+public final class SQLiteStore: HeraldStore {
+    private let pool: DatabasePool
+
+    /// Opens (creating and migrating if needed) the database at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        try Self.migrator.migrate(pool)
+    }
+
+    /// Opens the store kept in a data directory, creating the directory if needed.
+    public convenience init(dataDirectory: String) throws {
+        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        try self.init(path: (dataDirectory as NSString).appendingPathComponent("herald.sqlite"))
+    }
+
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-projects-credentials-messages") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE projects (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        number INTEGER NOT NULL UNIQUE,
+                        api_key TEXT NOT NULL UNIQUE,
+                        server_key TEXT NOT NULL UNIQUE,
+                        created_at INTEGER NOT NULL,
+                        settings TEXT NOT NULL
+                    );
+                    CREATE TABLE service_account_keys (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        client_email TEXT NOT NULL,
+                        public_key_pem TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        revoked_at INTEGER
+                    );
+                    CREATE INDEX service_account_keys_project ON service_account_keys(project_id);
+                    CREATE TABLE secrets (name TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+                    CREATE TABLE counters (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                    INSERT INTO counters (name, value) VALUES ('credentials_revision', 0);
+                    CREATE TABLE messages (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        target_kind TEXT NOT NULL,
+                        target TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX messages_project ON messages(project_id);
+                    """)
+        }
+        return migrator
+    }
+
+    // MARK: Projects
+
+    public func createProject(_ project: Project, firstKey: ServiceAccountKey) async throws {
+        let settings = try Self.encode(project.settings)
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    project.id, project.number, project.apiKey, project.serverKey, project.createdAt.milliseconds,
+                    settings,
+                ])
+            try Self.insert(firstKey, db)
+            try Self.bumpRevision(db)
+        }
+    }
+
+    public func project(id: String) async throws -> Project? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM projects WHERE id = ?", arguments: [id]).map(Self.project)
+        }
+    }
+
+    public func projects() async throws -> [Project] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM projects ORDER BY id").map(Self.project)
+        }
+    }
+
+    public func updateSettings(_ settings: ProjectSettings, projectID: String) async throws -> Bool {
+        let encoded = try Self.encode(settings)
+        return try await write { db in
+            try db.execute(sql: "UPDATE projects SET settings = ? WHERE id = ?", arguments: [encoded, projectID])
+            guard db.changesCount > 0 else { return false }
+            try Self.bumpRevision(db)
+            return true
+        }
+    }
+
+    public func deleteProject(id: String) async throws -> Bool {
+        try await write { db in
+            try db.execute(sql: "DELETE FROM projects WHERE id = ?", arguments: [id])
+            guard db.changesCount > 0 else { return false }
+            try Self.bumpRevision(db)
+            return true
+        }
+    }
+
+    // MARK: Keys
+
+    public func addServiceAccountKey(_ key: ServiceAccountKey) async throws {
+        try await write { db in
+            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [key.projectID]) != nil
+            else { throw StoreError.notFound("project \(key.projectID)") }
+            try Self.insert(key, db)
+            try Self.bumpRevision(db)
+        }
+    }
+
+    public func serviceAccountKey(id: String) async throws -> ServiceAccountKey? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM service_account_keys WHERE id = ?", arguments: [id])
+                .map(Self.key)
+        }
+    }
+
+    public func serviceAccountKeys(projectID: String) async throws -> [ServiceAccountKey] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM service_account_keys WHERE project_id = ? ORDER BY created_at, id",
+                arguments: [projectID]
+            ).map(Self.key)
+        }
+    }
+
+    public func allServiceAccountKeys() async throws -> [ServiceAccountKey] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM service_account_keys ORDER BY created_at, id").map(Self.key)
+        }
+    }
+
+    public func revokeServiceAccountKey(id: String, at time: Timestamp) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE service_account_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
+                arguments: [time.milliseconds, id])
+            guard db.changesCount > 0 else { return false }
+            try Self.bumpRevision(db)
+            return true
+        }
+    }
+
+    public func credentialsRevision() async throws -> Int64 {
+        try await pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'credentials_revision'") ?? 0
+        }
+    }
+
+    // MARK: Secrets
+
+    public func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8] {
+        try await write { db in
+            if let existing = try Data.fetchOne(db, sql: "SELECT value FROM secrets WHERE name = ?", arguments: [name])
+            {
+                return Array(existing)
+            }
+            let value = make()
+            try db.execute(
+                sql: "INSERT INTO secrets (name, value) VALUES (?, ?)", arguments: [name, Data(value)])
+            return value
+        }
+    }
+
+    // MARK: Messages
+
+    public func appendMessages(_ messages: [StoredMessage]) async throws {
+        try await write { db in
+            for message in messages {
+                try db.execute(
+                    sql: """
+                        INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        message.id, message.projectID, message.targetKind, message.target, message.body,
+                        message.createdAt.milliseconds, message.expiresAt.milliseconds,
+                    ])
+            }
+        }
+    }
+
+    public func message(id: String) async throws -> StoredMessage? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ?", arguments: [id]).map { row in
+                StoredMessage(
+                    id: row["id"], projectID: row["project_id"], targetKind: row["target_kind"], target: row["target"],
+                    body: row["body"], createdAt: Timestamp(milliseconds: row["created_at"]),
+                    expiresAt: Timestamp(milliseconds: row["expires_at"]))
+            }
+        }
+    }
+
+    public func messageCount(projectID: String) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM messages WHERE project_id = ?", arguments: [projectID]) ?? 0
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs a write transaction, turning constraint failures into `StoreError.conflict`
+    /// and a missing parent row into `StoreError.notFound`.
+    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        do {
+            return try await pool.write(body)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+                throw StoreError.notFound(error.message ?? "referenced row")
+            }
+            throw StoreError.conflict(error.message ?? "unique value taken")
+        }
+    }
+
+    private static func insert(_ key: ServiceAccountKey, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO service_account_keys (id, project_id, client_email, public_key_pem, created_at, revoked_at)
+                VALUES (?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                key.id, key.projectID, key.clientEmail, key.publicKeyPEM, key.createdAt.milliseconds,
+                key.revokedAt?.milliseconds,
+            ])
+    }
+
+    private static func bumpRevision(_ db: Database) throws {
+        try db.execute(sql: "UPDATE counters SET value = value + 1 WHERE name = 'credentials_revision'")
+    }
+
+    private static func encode(_ settings: ProjectSettings) throws -> String {
+        String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+    }
+
+    private static func project(_ row: Row) throws -> Project {
+        let settingsText: String = row["settings"]
+        return Project(
+            id: row["id"], number: row["number"], apiKey: row["api_key"], serverKey: row["server_key"],
+            createdAt: Timestamp(milliseconds: row["created_at"]),
+            settings: try JSONDecoder().decode(ProjectSettings.self, from: Data(settingsText.utf8)))
+    }
+
+    private static func key(_ row: Row) -> ServiceAccountKey {
+        ServiceAccountKey(
+            id: row["id"], projectID: row["project_id"], clientEmail: row["client_email"],
+            publicKeyPEM: row["public_key_pem"], createdAt: Timestamp(milliseconds: row["created_at"]),
+            revokedAt: (row["revoked_at"] as Int64?).map { Timestamp(milliseconds: $0) })
+    }
+}

@@ -1,0 +1,15 @@
+import ArgumentParser
+
+@main
+struct Herald: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "A self-hosted cloud messaging service that speaks FCM's protocols.",
+        subcommands: [Serve.self, ProjectCommand.self])
+}
+
+/// Options every command that opens the store takes.
+struct StoreOptions: ParsableArguments {
+    @Option(name: .customLong("data-dir"), help: "The data directory (embedded SQLite store).")
+    var dataDirectory = "./herald-data"
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import HeraldCore
+import HeraldServer
+import HeraldStorage
+
+struct ProjectCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "project", abstract: "Create and manage projects and their credentials.",
+        subcommands: [Create.self, List.self, Show.self, Delete.self, RotateKey.self])
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a project and write its service-account key file.")
+
+        @OptionGroup var storeOptions: StoreOptions
+        @Argument(help: "The project id.") var projectID: String
+        @Option(name: .customLong("public-url"), help: "Herald's URL, written into the key file as token_uri's base.")
+        var publicURL = "http://127.0.0.1:8080"
+        @Option(name: .customLong("key-dir"), help: "Where to write <project-id>-service-account.json.")
+        var keyDirectory = "."
+
+        func run() async throws {
+            let administration = ProjectAdministration(store: try openStore(storeOptions))
+            let issued = try await administration.createProject(
+                id: projectID, publicURL: publicURL, keyFileDirectory: keyDirectory)
+            print("project:        \(issued.project.id)")
+            print("project number: \(issued.project.number)  (sender id)")
+            print("api key:        \(issued.project.apiKey)")
+            print("server key:     \(issued.project.serverKey)")
+            print("key id:         \(issued.key.id)")
+            print("key file:       \(issued.keyFilePath)")
+        }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List projects.")
+        @OptionGroup var storeOptions: StoreOptions
+
+        func run() async throws {
+            let store = try openStore(storeOptions)
+            for project in try await store.projects() {
+                print("\(project.id)\t\(project.number)")
+            }
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show a project, its keys and its limits.")
+        @OptionGroup var storeOptions: StoreOptions
+        @Argument(help: "The project id.") var projectID: String
+
+        func run() async throws {
+            let store = try openStore(storeOptions)
+            guard let project = try await store.project(id: projectID) else {
+                throw ValidationError("No project \(projectID).")
+            }
+            print("project:        \(project.id)")
+            print("project number: \(project.number)  (sender id)")
+            print("api key:        \(project.apiKey)")
+            print("server key:     \(project.serverKey)")
+            for key in try await store.serviceAccountKeys(projectID: projectID) {
+                print("key:            \(key.id)  \(key.clientEmail)  \(key.isActive ? "active" : "revoked")")
+            }
+        }
+    }
+
+    struct Delete: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a project with its keys and messages.")
+        @OptionGroup var storeOptions: StoreOptions
+        @Argument(help: "The project id.") var projectID: String
+
+        func run() async throws {
+            guard try await openStore(storeOptions).deleteProject(id: projectID) else {
+                throw ValidationError("No project \(projectID).")
+            }
+            print("deleted \(projectID)")
+        }
+    }
+
+    struct RotateKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-key",
+            abstract: "Add a service-account key (writing a new key file) and optionally revoke an old one.")
+        @OptionGroup var storeOptions: StoreOptions
+        @Argument(help: "The project id.") var projectID: String
+        @Option(help: "A key id to revoke once the new key exists.") var revoke: String?
+        @Flag(name: .customLong("revoke-only"), help: "Only revoke --revoke; make no new key.")
+        var revokeOnly = false
+        @Option(name: .customLong("public-url"), help: "Herald's URL, written into the key file.")
+        var publicURL = "http://127.0.0.1:8080"
+        @Option(name: .customLong("key-dir"), help: "Where to write the key file.")
+        var keyDirectory = "."
+
+        func run() async throws {
+            let administration = ProjectAdministration(store: try openStore(storeOptions))
+            if revokeOnly {
+                guard let revoke else { throw ValidationError("--revoke-only needs --revoke KEY-ID.") }
+                try await administration.revokeKey(projectID: projectID, keyID: revoke)
+                print("revoked \(revoke)")
+                return
+            }
+            let issued = try await administration.rotateKey(
+                projectID: projectID, revoking: revoke, publicURL: publicURL, keyFileDirectory: keyDirectory)
+            print("key id:   \(issued.key.id)")
+            print("key file: \(issued.keyFilePath)")
+            if let revoke { print("revoked:  \(revoke)") }
+        }
+    }
+}
+
+func openStore(_ options: StoreOptions) throws -> any HeraldStore {
+    var configuration = ServerConfiguration()
+    configuration.dataDirectory = options.dataDirectory
+    return try HeraldNode.openStore(configuration)
+}

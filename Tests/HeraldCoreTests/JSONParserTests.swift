@@ -1,0 +1,44 @@
+import HeraldCore
+import Testing
+
+@Suite struct JSONParserTests {
+    @Test func parsesEveryKindOfValueAndRendersItBack() throws {
+        let text = #"{"a":[1,2.5,-3e2,true,false,null],"b":{"c":"d\"\\\/\n\u00e9\ud83d\ude00"},"e":""}"#
+        let value = try JSONParser.parse(text)
+        #expect(value["a"] == .array([.number(1), .number(2.5), .number(-300), .bool(true), .bool(false), .null]))
+        #expect(value["b"]?["c"] == .string("d\"\\/\né😀"))
+        #expect(try JSONParser.parse(value.rendered) == value)
+    }
+
+    @Test(arguments: [
+        "", "{", "[1,]", "{\"a\":1,}", "01", "1.", "-", "tru", "\"abc", "\"\\x\"", "\"\\ud800\"", "{} x", "[1 2]",
+        "\"\u{01}\"", "{\"a\" 1}", "nul",
+    ])
+    func rejectsMalformedDocuments(_ text: String) {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(text) }
+    }
+
+    @Test func rejectsInvalidUTF8() {
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse([0x22, 0xFF, 0x22]) }
+    }
+
+    @Test func limitsNestingDepth() throws {
+        let deep = String(repeating: "[", count: 100) + String(repeating: "]", count: 100)
+        #expect(throws: JSONParser.Failure.self) { try JSONParser.parse(deep) }
+        let fine = String(repeating: "[", count: 10) + String(repeating: "]", count: 10)
+        _ = try JSONParser.parse(fine)
+    }
+
+    @Test func reportsTheOffsetOfTheProblem() {
+        do {
+            _ = try JSONParser.parse("{\"a\": tru}")
+            Issue.record("expected a failure")
+        } catch {
+            #expect(error.offset == 6)
+        }
+    }
+
+    @Test func escapesControlCharactersWhenRendering() {
+        #expect(JSONValue.string("a\u{01}b\tc").rendered == #""a\u0001b\tc""#)
+    }
+}

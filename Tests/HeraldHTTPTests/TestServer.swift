@@ -1,0 +1,107 @@
+import Foundation
+import HeraldCore
+import HeraldServer
+import HeraldStorage
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+import _CryptoExtras
+
+/// A Herald node over an in-memory store with a manual clock, and one project whose
+/// service-account private key the test holds.
+struct TestServer {
+    let store: any HeraldStore
+    let clock: ManualClock
+    let node: HeraldNode
+    let project: Project
+    let key: ServiceAccountKey
+    let privateKey: _RSA.Signing.PrivateKey
+
+    static let logger = Logger(label: "herald-test")
+
+    static func make(store: any HeraldStore = InMemoryStore(), projectID: String = "test-project") async throws
+        -> TestServer
+    {
+        let clock = ManualClock()
+        let (project, key, privateKey) = try await addProject(projectID, to: store, clock: clock)
+        let node = try await HeraldNode(
+            configuration: ServerConfiguration(), store: store, clock: clock, logger: logger)
+        return TestServer(store: store, clock: clock, node: node, project: project, key: key, privateKey: privateKey)
+    }
+
+    static func addProject(_ id: String, to store: any HeraldStore, clock: any HeraldClock) async throws
+        -> (Project, ServiceAccountKey, _RSA.Signing.PrivateKey)
+    {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let key = ServiceAccountKey(
+            id: SecureRandom.hex(bytes: 20), projectID: id, clientEmail: ServiceAccountKey.clientEmail(for: id),
+            publicKeyPEM: privateKey.publicKey.pemRepresentation, createdAt: clock.now())
+        let project = Project.make(id: id, createdAt: clock.now())
+        try await store.createProject(project, firstKey: key)
+        return (project, key, privateKey)
+    }
+
+    /// Runs a test against the router, after the credential cache has caught up.
+    func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+        try await node.directory.reload(from: store)
+        return try await node.makeApplication().test(.router, body)
+    }
+
+    /// A JWT signed like google-auth's assertion, with every claim overridable.
+    func assertion(
+        claims overrides: [String: JSONValue] = [:], keyID: String? = nil,
+        signedWith signer: _RSA.Signing.PrivateKey? = nil
+    ) throws -> String {
+        let now = clock.now().seconds
+        var claims: [String: JSONValue] = [
+            "iss": .string(key.clientEmail),
+            "scope": .string(
+                "https://www.googleapis.com/auth/cloud-platform https://www.googleapis.com/auth/datastore "
+                    + "https://www.googleapis.com/auth/devstorage.read_write https://www.googleapis.com/auth/firebase "
+                    + "https://www.googleapis.com/auth/identitytoolkit https://www.googleapis.com/auth/userinfo.email"),
+            "aud": .string("https://oauth2.googleapis.com/token"),
+            "iat": .number(Double(now)),
+            "exp": .number(Double(now + 3600)),
+        ]
+        for (name, value) in overrides { claims[name] = value }
+        let header = JSONValue.stringObject([("typ", "JWT"), ("alg", "RS256"), ("kid", keyID ?? key.id)])
+        let body = JSONValue.object(
+            claims.filter { $0.value != .null }.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) })
+        let signingInput = Base64URL.encode(header.rendered.utf8) + "." + Base64URL.encode(body.rendered.utf8)
+        let signature = try (signer ?? privateKey).signature(for: Array(signingInput.utf8), padding: .insecurePKCS1v1_5)
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+    }
+
+    /// Exchanges an assertion at `/token`.
+    static func exchange(_ assertion: String, client: any TestClientProtocol) async throws -> TestResponse {
+        let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
+        return try await client.execute(
+            uri: "/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+            body: ByteBuffer(string: form))
+    }
+
+    /// An access token for this project's key.
+    func accessToken(_ client: any TestClientProtocol) async throws -> String {
+        let response = try await Self.exchange(try assertion(), client: client)
+        #expect(response.status == .ok)
+        return try #require(try response.json()["access_token"]?.stringValue)
+    }
+
+    /// Posts a send request.
+    static func send(
+        _ body: String, project: String, token: String?, client: any TestClientProtocol
+    ) async throws -> TestResponse {
+        var headers: HTTPFields = [.contentType: "application/json"]
+        if let token { headers[.authorization] = "Bearer \(token)" }
+        return try await client.execute(
+            uri: "/v1/projects/\(project)/messages:send", method: .post, headers: headers,
+            body: ByteBuffer(string: body))
+    }
+}
+
+extension TestResponse {
+    func json() throws -> JSONValue {
+        try JSONParser.parse(Array(body.readableBytesView))
+    }
+}

@@ -1,0 +1,143 @@
+import HeraldCore
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import _CryptoExtras
+
+/// `POST /token`: the JWT-bearer grant as google-auth performs it (SEMANTICS C4).
+@Suite struct TokenEndpointTests {
+    @Test func C4_aGoodAssertionGetsAnHourLongBearerToken() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let response = try await TestServer.exchange(try server.assertion(), client: client)
+            #expect(response.status == .ok)
+            let body = try response.json()
+            #expect(body["expires_in"] == .number(3599))
+            #expect(body["token_type"] == .string("Bearer"))
+            #expect(body["access_token"]?.stringValue?.hasPrefix("ya29.") == true)
+        }
+    }
+
+    @Test func C4_theAudienceNeedNotBeHerald() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            for audience: JSONValue in [.string("https://elsewhere.example/token"), .null] {
+                let response = try await TestServer.exchange(
+                    try server.assertion(claims: ["aud": audience]), client: client)
+                #expect(response.status == .ok)
+            }
+        }
+    }
+
+    @Test func C4_theMessagingScopeAloneIsEnough() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let assertion = try server.assertion(claims: [
+                "scope": .string("https://www.googleapis.com/auth/firebase.messaging")
+            ])
+            #expect(try await TestServer.exchange(assertion, client: client).status == .ok)
+        }
+    }
+
+    @Test func C4_aBadSignatureIsAnInvalidGrant() async throws {
+        let server = try await TestServer.make()
+        let other = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        try await server.test { client in
+            let response = try await TestServer.exchange(try server.assertion(signedWith: other), client: client)
+            try expectOAuthError(response, "invalid_grant")
+        }
+    }
+
+    @Test func C4_anExpiredAssertionIsAnInvalidGrant() async throws {
+        let server = try await TestServer.make()
+        let assertion = try server.assertion()
+        server.clock.advance(seconds: 3601)
+        try await server.test { client in
+            try expectOAuthError(try await TestServer.exchange(assertion, client: client), "invalid_grant")
+        }
+    }
+
+    @Test func C4_anAssertionFromTheFutureOrLivingOverAnHourIsAnInvalidGrant() async throws {
+        let server = try await TestServer.make()
+        let now = Double(server.clock.now().seconds)
+        try await server.test { client in
+            for claims: [String: JSONValue] in [
+                ["iat": .number(now + 3600), "exp": .number(now + 7200)],
+                ["iat": .number(now), "exp": .number(now + 7200)],
+                ["iat": .null],
+                ["exp": .number(now - 10), "iat": .number(now - 20)],
+            ] {
+                try expectOAuthError(
+                    try await TestServer.exchange(try server.assertion(claims: claims), client: client), "invalid_grant"
+                )
+            }
+        }
+    }
+
+    @Test func C4_anUnknownKeyIDIsAnInvalidGrant() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let response = try await TestServer.exchange(try server.assertion(keyID: "0000"), client: client)
+            try expectOAuthError(response, "invalid_grant")
+        }
+    }
+
+    @Test func C4_aWrongIssuerIsAnInvalidGrant() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let response = try await TestServer.exchange(
+                try server.assertion(claims: ["iss": .string("someone@else.example")]), client: client)
+            try expectOAuthError(response, "invalid_grant")
+        }
+    }
+
+    @Test func C4_aScopeWithoutMessagingIsRefused() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let assertion = try server.assertion(claims: ["scope": .string("https://www.googleapis.com/auth/datastore")]
+            )
+            try expectOAuthError(try await TestServer.exchange(assertion, client: client), "invalid_scope")
+        }
+    }
+
+    @Test func C4_anAssertionReplayedAfterItsKeyWasRevokedIsRefused() async throws {
+        let server = try await TestServer.make()
+        let assertion = try server.assertion()
+        try await server.test { client in
+            #expect(try await TestServer.exchange(assertion, client: client).status == .ok)
+            _ = try await server.store.revokeServiceAccountKey(id: server.key.id, at: server.clock.now())
+            // Refused at once, before the credential cache reloads.
+            try expectOAuthError(try await TestServer.exchange(assertion, client: client), "invalid_grant")
+        }
+    }
+
+    @Test func malformedGrantsAreOAuthErrors() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let cases: [(String, String)] = [
+                ("grant_type=password&assertion=x", "unsupported_grant_type"),
+                ("grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer", "invalid_request"),
+                ("grant_type=%zz", "invalid_request"),
+                (
+                    "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=not.a.jwt",
+                    "invalid_grant"
+                ),
+            ]
+            for (form, code) in cases {
+                let response = try await client.execute(
+                    uri: "/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
+                    body: ByteBuffer(string: form))
+                try expectOAuthError(response, code)
+            }
+        }
+    }
+
+    private func expectOAuthError(
+        _ response: TestResponse, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) throws {
+        #expect(response.status == .badRequest, sourceLocation: sourceLocation)
+        let body = try response.json()
+        #expect(body["error"] == .string(code), sourceLocation: sourceLocation)
+        #expect(body["error_description"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
+    }
+}

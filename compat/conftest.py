@@ -1,0 +1,94 @@
+"""Fixtures that run a real `herald serve` for the compatibility suite."""
+import json
+import os
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import urllib.request
+
+import firebase_admin
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+HERALD = os.environ.get("HERALD_BIN", os.path.join(ROOT, ".build", "debug", "herald"))
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class HeraldServer:
+    """A herald serve process on a free loopback port with its own data directory."""
+
+    def __init__(self):
+        self.directory = tempfile.mkdtemp(prefix="herald-compat-")
+        self.data_dir = os.path.join(self.directory, "data")
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.process = None
+
+    def cli(self, *args):
+        result = subprocess.run(
+            [HERALD, *args, "--data-dir", self.data_dir], capture_output=True, text=True, timeout=60
+        )
+        if result.returncode != 0:
+            raise RuntimeError(f"herald {' '.join(args)} failed: {result.stderr}{result.stdout}")
+        return result.stdout
+
+    def create_project(self, project_id):
+        output = self.cli("project", "create", project_id, "--public-url", self.url, "--key-dir", self.directory)
+        fields = dict(line.split(":", 1) for line in output.splitlines() if ":" in line)
+        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        key_file = fields["key file"]
+        with open(key_file) as f:
+            assert json.load(f)["token_uri"] == f"{self.url}/token"
+        return {"key_file": key_file, "key_id": fields["key id"], "number": fields["project number"].split()[0]}
+
+    def start(self):
+        log = open(os.path.join(self.directory, "serve.log"), "ab")
+        self.process = subprocess.Popen(
+            [HERALD, "serve", "--data-dir", self.data_dir, "--http-port", str(self.port)],
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        deadline = time.time() + 30
+        while time.time() < deadline:
+            try:
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(0.1)
+        raise RuntimeError("herald serve did not start")
+
+    def metrics(self):
+        with urllib.request.urlopen(f"{self.url}/metrics", timeout=5) as response:
+            return response.read().decode()
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+        shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def herald():
+    server = HeraldServer()
+    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta")}
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(autouse=True)
+def clean_apps():
+    yield
+    for app in list(firebase_admin._apps.values()):
+        firebase_admin.delete_app(app)

@@ -1,0 +1,28 @@
+"""The one place that points the official firebase-admin SDK at a Herald server.
+
+firebase-admin 7.x has no setting for the FCM host, so three attributes are replaced:
+the send URL and topic-subscription URL of the app's messaging service, and the
+Instance ID base URL used by the legacy topic calls.
+"""
+import firebase_admin
+from firebase_admin import credentials, messaging
+
+
+def initialize(base_url, key_file=None, credential=None, name=None, project_id=None):
+    """Initialize a firebase-admin app whose messaging calls go to Herald at base_url."""
+    if credential is None:
+        credential = credentials.Certificate(key_file)
+    options = {"projectId": project_id} if project_id else None
+    app = firebase_admin.initialize_app(credential, options, name=name or f"herald-{id(credential)}")
+    redirect(app, base_url)
+    return app
+
+
+def redirect(app, base_url):
+    """Send an app's messaging traffic to Herald instead of Google."""
+    base = base_url.rstrip("/")
+    service = messaging._get_messaging_service(app)
+    service._fcm_url = f"{base}/v1/projects/{service._project_id}/messages:send"
+    service._fcm_topic_url = f"{base}/v1/projects/{service._project_id}/registrations"
+    messaging._MessagingService.IID_URL = base
+    return service
