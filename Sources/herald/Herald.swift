@@ -5,7 +5,7 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "A self-hosted cloud messaging service that speaks FCM's protocols.",
-        subcommands: [Serve.self, ProjectCommand.self])
+        subcommands: [Serve.self, ProjectCommand.self, TokenCommand.self, BenchCommand.self])
 }
 
 /// Options every command that opens the store takes.
