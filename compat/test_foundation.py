@@ -94,3 +94,26 @@ def test_C4_revoked_key_stops_working_while_the_server_runs(herald):
     # The access token minted with the revoked key is refused; refreshing it is refused too.
     with pytest.raises((exceptions.UnauthenticatedError, RefreshError)):
         messaging.send(messaging.Message(topic="t"), dry_run=True, app=app)
+
+
+def test_L1_an_accepted_message_survives_kill_9(tmp_path):
+    """A message answered with a name is durable: SIGKILL right after the answer loses nothing."""
+    import os
+    import signal
+    import sqlite3
+
+    from conftest import HeraldServer
+
+    server = HeraldServer()
+    try:
+        project = server.create_project("durable-project")
+        server.start()
+        app = herald_sdk.initialize(server.url, project["key_file"], name="durable")
+        names = [messaging.send(messaging.Message(topic="news", data={"n": str(i)}), app=app) for i in range(20)]
+        os.kill(server.process.pid, signal.SIGKILL)
+        server.process.wait()
+        with sqlite3.connect(os.path.join(server.data_dir, "herald.sqlite")) as db:
+            stored = {row[0] for row in db.execute("SELECT id FROM messages WHERE project_id = 'durable-project'")}
+        assert {name.rsplit("/", 1)[1] for name in names} <= stored
+    finally:
+        server.stop()
