@@ -16,10 +16,19 @@ let package = Package(
         .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
         .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
+        .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
+        .library(name: "HeraldGateway", targets: ["HeraldGateway"]),
+        .library(name: "HeraldClient", targets: ["HeraldClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.27.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.0.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.25.0"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.0.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", "3.0.0"..<"5.0.0"),
         .package(url: "https://github.com/vapor/jwt-kit.git", from: "5.0.0"),
@@ -36,6 +45,17 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "HeraldProtocol",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            exclude: ["Generated/README.md"],
+            swiftSettings: strict
+        ),
+        .target(
             name: "HeraldStorage",
             dependencies: [
                 "HeraldCore",
@@ -47,19 +67,58 @@ let package = Package(
         .target(
             name: "HeraldDelivery",
             dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "HeraldCore",
                 "HeraldStorage",
+                "HeraldProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),
         .target(
-            name: "HeraldHTTP",
+            name: "HeraldGateway",
             dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "HeraldCore",
                 "HeraldStorage",
                 "HeraldDelivery",
+                "HeraldProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldClient",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "HeraldCore",
+                "HeraldProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldHTTP",
+            dependencies: [
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldDelivery",
+                "HeraldProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -77,6 +136,7 @@ let package = Package(
                 "HeraldStorage",
                 "HeraldDelivery",
                 "HeraldHTTP",
+                "HeraldGateway",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -91,6 +151,7 @@ let package = Package(
             name: "HeraldTools",
             dependencies: [
                 "HeraldCore",
+                "HeraldClient",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -107,6 +168,8 @@ let package = Package(
                 "HeraldHTTP",
                 "HeraldServer",
                 "HeraldTools",
+                "HeraldClient",
+                "HeraldGateway",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -123,6 +186,28 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HeraldProtocolTests",
+            dependencies: ["HeraldCore", "HeraldProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldGatewayTests",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldDelivery",
+                "HeraldProtocol",
+                "HeraldGateway",
+                "HeraldHTTP",
+                "HeraldServer",
+                "HeraldClient",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HeraldHTTPTests",
             dependencies: [
                 "HeraldCore",
@@ -130,6 +215,7 @@ let package = Package(
                 "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldServer",
+                "HeraldGateway",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),

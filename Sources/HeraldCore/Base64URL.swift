@@ -40,6 +40,13 @@ public enum Base64URL {
         return String(decoding: output, as: UTF8.self)
     }
 
+    /// Encodes bytes URL-safe with `=` padding, as Web Push `Crypto-Key` values need.
+    public static func encodePadded(_ bytes: some Collection<UInt8>) -> String {
+        var text = encode(bytes)
+        while text.utf8.count % 4 != 0 { text += "=" }
+        return text
+    }
+
     /// Decodes URL-safe or standard base64, padded or not; nil when malformed.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var output: [UInt8] = []

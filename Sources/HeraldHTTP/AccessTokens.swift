@@ -9,15 +9,20 @@ public struct Caller: Sendable, Hashable {
     public var keyID: String
 }
 
-/// Short-lived OAuth 2.0 access tokens (SEMANTICS C4), signed with a server secret so
-/// that checking one needs no database read.
+/// Short-lived tokens signed with a server secret, so that checking one needs no
+/// database read: OAuth 2.0 access tokens (SEMANTICS C4) and Firebase installation auth
+/// tokens.
 ///
-/// Form: `ya29.h1.<base64url payload>.<base64url HMAC-SHA256>`, the payload being
-/// `projectID|keyID|issued|expires` in epoch seconds.
+/// Form: `<prefix><base64url payload>.<base64url HMAC-SHA256>`, the payload being
+/// `field|field|issued|expires` in epoch seconds; the prefix names the purpose and is
+/// covered by the MAC.
 public struct AccessTokens: Sendable {
-    /// How long a token lives: one hour.
+    /// How long an access token lives: one hour.
     public static let lifetimeSeconds: Int64 = 3600
-    static let prefix = "ya29.h1."
+    /// How long an installation auth token lives: one week.
+    public static let installationLifetimeSeconds: Int64 = 7 * 86400
+    static let accessPrefix = "ya29.h1."
+    static let installationPrefix = "eyFIS.h1."
 
     private let key: SymmetricKey
 
@@ -26,24 +31,53 @@ public struct AccessTokens: Sendable {
         key = SymmetricKey(data: secret)
     }
 
-    /// A new token for a caller, valid from `now` for an hour.
+    /// A new access token for a caller, valid from `now` for an hour.
     public func issue(for caller: Caller, now: Timestamp) -> String {
-        let payload = "\(caller.projectID)|\(caller.keyID)|\(now.seconds)|\(now.seconds + Self.lifetimeSeconds)"
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(payload.utf8), using: key)
-        return Self.prefix + Base64URL.encode(payload.utf8) + "." + Base64URL.encode(mac)
+        sign(
+            prefix: Self.accessPrefix, fields: [caller.projectID, caller.keyID], now: now,
+            lifetime: Self.lifetimeSeconds)
     }
 
-    /// The caller a token was issued to, when its signature is good and it has not expired.
+    /// The caller an access token was issued to, when its signature is good and it has not expired.
     public func verify(_ token: String, now: Timestamp) -> Caller? {
-        guard token.hasPrefix(Self.prefix) else { return nil }
-        let rest = token.utf8.dropFirst(Self.prefix.utf8.count)
+        guard let fields = open(token, prefix: Self.accessPrefix, now: now), fields.count == 2 else { return nil }
+        return Caller(projectID: fields[0], keyID: fields[1])
+    }
+
+    /// A new installation auth token for a project's installation.
+    public func issueInstallationToken(projectID: String, fid: String, now: Timestamp) -> String {
+        sign(
+            prefix: Self.installationPrefix, fields: [projectID, fid], now: now,
+            lifetime: Self.installationLifetimeSeconds)
+    }
+
+    /// The project and installation id an installation auth token was issued for.
+    public func verifyInstallationToken(_ token: String, now: Timestamp) -> (projectID: String, fid: String)? {
+        guard let fields = open(token, prefix: Self.installationPrefix, now: now), fields.count == 2 else { return nil }
+        return (fields[0], fields[1])
+    }
+
+    private func sign(prefix: String, fields: [String], now: Timestamp, lifetime: Int64) -> String {
+        let payload = (fields + ["\(now.seconds)", "\(now.seconds + lifetime)"]).joined(separator: "|")
+        let encoded = Base64URL.encode(payload.utf8)
+        let mac = HMAC<SHA256>.authenticationCode(for: Array((prefix + encoded).utf8), using: key)
+        return prefix + encoded + "." + Base64URL.encode(mac)
+    }
+
+    private func open(_ token: String, prefix: String, now: Timestamp) -> [String]? {
+        guard token.hasPrefix(prefix) else { return nil }
+        let rest = token.utf8.dropFirst(prefix.utf8.count)
         guard let dot = rest.firstIndex(of: UInt8(ascii: ".")),
-            let payload = Base64URL.decode(Substring(rest[..<dot])),
             let mac = Base64URL.decode(Substring(rest[rest.index(after: dot)...])),
-            HMAC<SHA256>.isValidAuthenticationCode(mac, authenticating: payload, using: key)
+            HMAC<SHA256>.isValidAuthenticationCode(
+                mac, authenticating: Array(prefix.utf8) + Array(rest[..<dot]), using: key),
+            let payload = Base64URL.decode(Substring(rest[..<dot]))
         else { return nil }
         let fields = String(decoding: payload, as: UTF8.self).split(separator: "|", omittingEmptySubsequences: false)
-        guard fields.count == 4, let expires = Int64(fields[3]), now.seconds < expires else { return nil }
-        return Caller(projectID: String(fields[0]), keyID: String(fields[1]))
+            .map(String.init)
+        guard fields.count >= 2, let expires = Int64(fields[fields.count - 1]), now.seconds < expires else {
+            return nil
+        }
+        return Array(fields.dropLast(2))
     }
 }

@@ -15,6 +15,7 @@ public enum HeraldRouter {
         OperationsRoutes(environment: environment).register(on: router)
         TokenRoutes(environment: environment).register(on: router)
         SendRoutes(environment: environment).register(on: router)
+        DeviceRegistrationRoutes(environment: environment).register(on: router)
         return router
     }
 }

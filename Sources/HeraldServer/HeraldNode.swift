@@ -1,5 +1,6 @@
 public import HeraldCore
 public import HeraldDelivery
+public import HeraldGateway
 public import HeraldHTTP
 public import HeraldStorage
 public import Hummingbird
@@ -7,15 +8,19 @@ public import Logging
 public import Prometheus
 import ServiceLifecycle
 
-/// One Herald process: the store, the credential cache, the dispatcher and the HTTP
-/// surfaces, run as one `ServiceGroup` that shuts down gracefully on SIGINT or SIGTERM.
+/// One Herald process: the store, the credential cache, the dispatcher, the HTTP
+/// surfaces and the device gateway, run as one `ServiceGroup` that shuts down gracefully
+/// on SIGINT or SIGTERM.
 public struct HeraldNode: Sendable {
     public let configuration: ServerConfiguration
     public let store: any HeraldStore
     public let clock: any HeraldClock
     public let directory: CredentialDirectory
     public let metrics: HeraldMetrics
-    public let registry: PrometheusCollectorRegistry
+    public let metricsRegistry: PrometheusCollectorRegistry
+    /// Which devices are connected to this node.
+    public let devices: DeviceRegistry
+    public let gateway: DeviceGateway
     let environment: HTTPEnvironment
     let logger: Logger
 
@@ -28,17 +33,21 @@ public struct HeraldNode: Sendable {
         self.store = store
         self.clock = clock
         self.logger = logger
-        registry = PrometheusCollectorRegistry()
-        metrics = HeraldMetrics(factory: PrometheusMetricsFactory(registry: registry))
+        let metricsRegistry = PrometheusCollectorRegistry()
+        self.metricsRegistry = metricsRegistry
+        metrics = HeraldMetrics(factory: PrometheusMetricsFactory(registry: metricsRegistry))
         directory = CredentialDirectory()
+        devices = DeviceRegistry()
         try await directory.reload(from: store, force: true)
         let secret = try await store.secret(named: "access-token-hmac") { SecureRandom.bytes(32) }
-        let registry = registry
+        gateway = try DeviceGateway(
+            configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,
+            metrics: metrics, logger: logger)
         environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(secret: secret),
-            dispatcher: Dispatcher(store: store, clock: clock, metrics: metrics, logger: logger),
+            dispatcher: Dispatcher(store: store, clock: clock, metrics: metrics, registry: devices, logger: logger),
             clock: clock, metrics: metrics, logger: logger,
-            renderMetrics: { registry.emitToString() })
+            renderMetrics: { metricsRegistry.emitToString() })
     }
 
     /// Opens the embedded SQLite store in the configured data directory.
@@ -59,16 +68,60 @@ public struct HeraldNode: Sendable {
     }
 
     /// Runs until SIGINT or SIGTERM (or cancellation), then shuts down gracefully.
-    public func run(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in }) async throws {
+    /// `onRunning` is called once with the HTTP port and the gateway ports.
+    public func run(onRunning: @escaping @Sendable (_ httpPort: Int, _ gatewayPorts: [Int]) async -> Void = { _, _ in })
+        async throws
+    {
+        let ready = ReadyLatch(onRunning)
         let group = ServiceGroup(
             configuration: .init(
                 services: [
-                    makeApplication(onServerRunning: onServerRunning),
+                    makeApplication { port in await ready.http(port) },
+                    GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
                     CredentialRefresher(directory: directory, store: store, logger: logger),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
+    }
+}
+
+/// Calls back once both the HTTP server and the gateway listen.
+actor ReadyLatch {
+    private let callback: @Sendable (Int, [Int]) async -> Void
+    private var httpPort: Int?
+    private var gatewayPorts: [Int]?
+
+    init(_ callback: @escaping @Sendable (Int, [Int]) async -> Void) {
+        self.callback = callback
+    }
+
+    func http(_ port: Int) async {
+        httpPort = port
+        await fireIfReady()
+    }
+
+    func gateway(_ ports: [Int]) async {
+        gatewayPorts = ports
+        await fireIfReady()
+    }
+
+    private func fireIfReady() async {
+        guard let httpPort, let gatewayPorts else { return }
+        self.gatewayPorts = nil
+        await callback(httpPort, gatewayPorts)
+    }
+}
+
+/// Runs the device gateway until graceful shutdown.
+struct GatewayService: Service {
+    let gateway: DeviceGateway
+    let onListening: @Sendable ([Int]) async -> Void
+
+    func run() async throws {
+        try await cancelWhenGracefulShutdown {
+            try await gateway.run(onListening: onListening)
+        }
     }
 }
 

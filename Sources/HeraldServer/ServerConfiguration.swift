@@ -1,3 +1,5 @@
+public import HeraldGateway
+
 /// How `herald serve` runs; every field has the default written in its comment.
 public struct ServerConfiguration: Sendable {
     /// Where the embedded store and generated secrets live. Default `./herald-data`.
@@ -9,11 +11,23 @@ public struct ServerConfiguration: Sendable {
     /// The URL clients reach this server at, written into key files. Default
     /// `http://<httpHost>:<httpPort>`.
     public var publicURL: String?
+    /// The device gateway (MCS). Default: port 5228 on `httpHost` with generated TLS
+    /// certificates in `<dataDirectory>/tls`.
+    public var gateway: GatewayConfiguration?
 
     public init() {}
 
     /// The public URL, or the one derived from the listen address.
     public var effectivePublicURL: String {
         publicURL ?? "http://\(httpHost):\(httpPort)"
+    }
+
+    /// The gateway settings in force: the configured ones, or the defaults for this data directory.
+    public var effectiveGateway: GatewayConfiguration {
+        if let gateway { return gateway }
+        var gateway = GatewayConfiguration()
+        gateway.host = httpHost
+        gateway.security = .generated(dataDirectory: dataDirectory, hostnames: [httpHost])
+        return gateway
     }
 }

@@ -45,14 +45,63 @@ public protocol HeraldStore: Sendable {
     /// every node sharing the store gets the same value.
     func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8]
 
-    /// Stores accepted messages durably, all or none.
-    func appendMessages(_ messages: [StoredMessage]) async throws
+    /// Stores accepted messages and the device-queue entries that deliver them, durably,
+    /// all or none.
+    func appendMessages(_ messages: [StoredMessage], queue: [QueuedMessage]) async throws
 
     /// The stored message with this id.
     func message(id: String) async throws -> StoredMessage?
 
     /// How many messages a project has stored.
     func messageCount(projectID: String) async throws -> Int
+
+    // MARK: Devices and registrations
+
+    /// Records a checked-in device. Throws `StoreError.conflict` when the id is taken.
+    func createDevice(_ device: Device) async throws
+
+    /// The device with this android id.
+    func device(androidID: UInt64) async throws -> Device?
+
+    /// Records a new registration. Throws `StoreError.conflict` when the token is taken,
+    /// `StoreError.notFound` when its project or device does not exist.
+    func createRegistration(_ registration: Registration) async throws
+
+    /// The registration holding this token.
+    func registration(token: String) async throws -> Registration?
+
+    /// The newest registration of a project's installation.
+    func registration(installationID: String, projectID: String) async throws -> Registration?
+
+    /// Every registration a device's connection carries.
+    func registrations(androidID: UInt64) async throws -> [Registration]
+
+    /// Records (or replaces) a Firebase installation.
+    func saveInstallation(_ installation: Installation) async throws
+
+    /// A project's installation with this id.
+    func installation(fid: String, projectID: String) async throws -> Installation?
+
+    // MARK: Device queues
+
+    /// Up to `limit` queued messages of a device after a sequence number, oldest first,
+    /// leaving out those expired at `now`.
+    func pendingMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp) async throws
+        -> [QueuedMessage]
+
+    /// Removes acknowledged messages from a device's queue; answers how many were removed.
+    @discardableResult
+    func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int
+
+    /// How many messages wait in a device's queue, expired ones included.
+    func queuedCount(androidID: UInt64) async throws -> Int
+}
+
+extension HeraldStore {
+    /// Stores accepted messages with no device-queue entries.
+    public func appendMessages(_ messages: [StoredMessage]) async throws {
+        try await appendMessages(messages, queue: [])
+    }
 }
 
 /// Why a store refused a change.

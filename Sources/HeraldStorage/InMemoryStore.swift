@@ -8,6 +8,11 @@ public actor InMemoryStore: HeraldStore {
     private var secrets: [String: [UInt8]] = [:]
     private var messages: [String: StoredMessage] = [:]
     private var revision: Int64 = 0
+    private var devices: [UInt64: Device] = [:]
+    private var registrationsByToken: [String: Registration] = [:]
+    private var installations: [String: Installation] = [:]
+    private var queue: [QueuedMessage] = []
+    private var lastSequence: Int64 = 0
 
     public init() {}
 
@@ -37,6 +42,9 @@ public actor InMemoryStore: HeraldStore {
         guard projectsByID.removeValue(forKey: id) != nil else { return false }
         keysByID = keysByID.filter { $0.value.projectID != id }
         messages = messages.filter { $0.value.projectID != id }
+        registrationsByToken = registrationsByToken.filter { $0.value.projectID != id }
+        installations = installations.filter { $0.value.projectID != id }
+        queue.removeAll { $0.projectID == id }
         revision += 1
         return true
     }
@@ -74,22 +82,84 @@ public actor InMemoryStore: HeraldStore {
         return value
     }
 
-    public func appendMessages(_ batch: [StoredMessage]) throws {
+    public func appendMessages(_ batch: [StoredMessage], queue entries: [QueuedMessage]) throws {
         for message in batch where messages[message.id] != nil {
             throw StoreError.conflict("message id \(message.id)")
         }
-        for message in batch {
-            guard projectsByID[message.projectID] != nil else {
-                throw StoreError.notFound("project \(message.projectID)")
-            }
+        for projectID in batch.map(\.projectID) + entries.map(\.projectID) where projectsByID[projectID] == nil {
+            throw StoreError.notFound("project \(projectID)")
+        }
+        for entry in entries
+        where queue.contains(where: { $0.androidID == entry.androidID && $0.persistentID == entry.persistentID }) {
+            throw StoreError.conflict("persistent id \(entry.persistentID)")
         }
         for message in batch { messages[message.id] = message }
+        for var entry in entries {
+            lastSequence += 1
+            entry.sequence = lastSequence
+            queue.append(entry)
+        }
     }
 
     public func message(id: String) -> StoredMessage? { messages[id] }
 
     public func messageCount(projectID: String) -> Int {
         messages.values.count { $0.projectID == projectID }
+    }
+
+    public func createDevice(_ device: Device) throws {
+        guard devices[device.androidID] == nil else { throw StoreError.conflict("android id") }
+        devices[device.androidID] = device
+    }
+
+    public func device(androidID: UInt64) -> Device? { devices[androidID] }
+
+    public func createRegistration(_ registration: Registration) throws {
+        guard registrationsByToken[registration.token] == nil else { throw StoreError.conflict("token") }
+        if let projectID = registration.projectID, projectsByID[projectID] == nil {
+            throw StoreError.notFound("project \(projectID)")
+        }
+        guard devices[registration.androidID] != nil else { throw StoreError.notFound("device") }
+        registrationsByToken[registration.token] = registration
+    }
+
+    public func registration(token: String) -> Registration? { registrationsByToken[token] }
+
+    public func registration(installationID: String, projectID: String) -> Registration? {
+        registrationsByToken.values.filter { $0.installationID == installationID && $0.projectID == projectID }
+            .max { ($0.createdAt, $0.token) < ($1.createdAt, $1.token) }
+    }
+
+    public func registrations(androidID: UInt64) -> [Registration] {
+        registrationsByToken.values.filter { $0.androidID == androidID }.sorted { $0.token < $1.token }
+    }
+
+    public func saveInstallation(_ installation: Installation) throws {
+        guard projectsByID[installation.projectID] != nil else { throw StoreError.notFound("project") }
+        installations[installation.projectID + "/" + installation.fid] = installation
+    }
+
+    public func installation(fid: String, projectID: String) -> Installation? {
+        installations[projectID + "/" + fid]
+    }
+
+    public func pendingMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp)
+        -> [QueuedMessage]
+    {
+        Array(
+            queue.lazy.filter { $0.androidID == androidID && $0.sequence > sequence && $0.expiresAt > now }.prefix(
+                limit))
+    }
+
+    public func acknowledge(androidID: UInt64, persistentIDs: [String]) -> Int {
+        let ids = Set(persistentIDs)
+        let before = queue.count
+        queue.removeAll { $0.androidID == androidID && ids.contains($0.persistentID) }
+        return before - queue.count
+    }
+
+    public func queuedCount(androidID: UInt64) -> Int {
+        queue.count { $0.androidID == androidID }
     }
 
     private static func creationOrder(_ a: ServiceAccountKey, _ b: ServiceAccountKey) -> Bool {

@@ -63,6 +63,54 @@ public final class SQLiteStore: HeraldStore {
                     CREATE INDEX messages_project ON messages(project_id);
                     """)
         }
+        migrator.registerMigration("v2-devices-registrations-queues") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE devices (
+                        android_id INTEGER PRIMARY KEY NOT NULL,
+                        security_token INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE registrations (
+                        token TEXT PRIMARY KEY NOT NULL,
+                        kind TEXT NOT NULL,
+                        project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+                        sender TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        subtype TEXT,
+                        platform TEXT NOT NULL,
+                        android_id INTEGER NOT NULL REFERENCES devices(android_id) ON DELETE CASCADE,
+                        installation_id TEXT,
+                        p256dh BLOB,
+                        auth BLOB,
+                        coding TEXT,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX registrations_device ON registrations(android_id);
+                    CREATE INDEX registrations_installation ON registrations(project_id, installation_id);
+                    CREATE TABLE installations (
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        fid TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        refresh_token TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, fid)
+                    );
+                    CREATE TABLE device_queue (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        android_id INTEGER NOT NULL,
+                        token TEXT NOT NULL,
+                        persistent_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        stanza BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        UNIQUE (android_id, persistent_id)
+                    );
+                    CREATE INDEX device_queue_device ON device_queue(android_id, sequence);
+                    """)
+        }
         return migrator
     }
 
@@ -183,7 +231,7 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Messages
 
-    public func appendMessages(_ messages: [StoredMessage]) async throws {
+    public func appendMessages(_ messages: [StoredMessage], queue: [QueuedMessage]) async throws {
         try await write { db in
             for message in messages {
                 try db.execute(
@@ -194,6 +242,18 @@ public final class SQLiteStore: HeraldStore {
                     arguments: [
                         message.id, message.projectID, message.targetKind, message.target, message.body,
                         message.createdAt.milliseconds, message.expiresAt.milliseconds,
+                    ])
+            }
+            for entry in queue {
+                try db.execute(
+                    sql: """
+                        INSERT INTO device_queue
+                            (android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at)
+                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        """,
+                    arguments: [
+                        Int64(bitPattern: entry.androidID), entry.token, entry.persistentID, entry.messageID,
+                        entry.projectID, Data(entry.stanza), entry.createdAt.milliseconds, entry.expiresAt.milliseconds,
                     ])
             }
         }
@@ -213,6 +273,151 @@ public final class SQLiteStore: HeraldStore {
     public func messageCount(projectID: String) async throws -> Int {
         try await pool.read { db in
             try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM messages WHERE project_id = ?", arguments: [projectID]) ?? 0
+        }
+    }
+
+    // MARK: Devices and registrations
+
+    public func createDevice(_ device: Device) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO devices (android_id, security_token, created_at) VALUES (?, ?, ?)",
+                arguments: [
+                    Int64(bitPattern: device.androidID), Int64(bitPattern: device.securityToken),
+                    device.createdAt.milliseconds,
+                ])
+        }
+    }
+
+    public func device(androidID: UInt64) async throws -> Device? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM devices WHERE android_id = ?", arguments: [Int64(bitPattern: androidID)]
+            ).map { row in
+                Device(
+                    androidID: UInt64(bitPattern: row["android_id"]),
+                    securityToken: UInt64(bitPattern: row["security_token"]),
+                    createdAt: Timestamp(milliseconds: row["created_at"]))
+            }
+        }
+    }
+
+    public func createRegistration(_ registration: Registration) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO registrations (token, kind, project_id, sender, app_id, subtype, platform, android_id,
+                        installation_id, p256dh, auth, coding, created_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    registration.token, registration.kind.rawValue, registration.projectID, registration.sender,
+                    registration.appID, registration.subtype, registration.platform.rawValue,
+                    Int64(bitPattern: registration.androidID), registration.installationID,
+                    registration.webKeys.map { Data($0.p256dh) }, registration.webKeys.map { Data($0.auth) },
+                    registration.webKeys?.coding, registration.createdAt.milliseconds,
+                ])
+        }
+    }
+
+    public func registration(token: String) async throws -> Registration? {
+        try await pool.read { db in
+            try Row.fetchOne(db, sql: "SELECT * FROM registrations WHERE token = ?", arguments: [token])
+                .map(Self.registration)
+        }
+    }
+
+    public func registration(installationID: String, projectID: String) async throws -> Registration? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT * FROM registrations WHERE project_id = ? AND installation_id = ?
+                    ORDER BY created_at DESC, token DESC LIMIT 1
+                    """,
+                arguments: [projectID, installationID]
+            ).map(Self.registration)
+        }
+    }
+
+    public func registrations(androidID: UInt64) async throws -> [Registration] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM registrations WHERE android_id = ? ORDER BY token",
+                arguments: [Int64(bitPattern: androidID)]
+            ).map(Self.registration)
+        }
+    }
+
+    public func saveInstallation(_ installation: Installation) async throws {
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT OR REPLACE INTO installations (project_id, fid, app_id, refresh_token, created_at)
+                    VALUES (?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    installation.projectID, installation.fid, installation.appID, installation.refreshToken,
+                    installation.createdAt.milliseconds,
+                ])
+        }
+    }
+
+    public func installation(fid: String, projectID: String) async throws -> Installation? {
+        try await pool.read { db in
+            try Row.fetchOne(
+                db, sql: "SELECT * FROM installations WHERE project_id = ? AND fid = ?", arguments: [projectID, fid]
+            ).map { row in
+                Installation(
+                    fid: row["fid"], projectID: row["project_id"], appID: row["app_id"],
+                    refreshToken: row["refresh_token"], createdAt: Timestamp(milliseconds: row["created_at"]))
+            }
+        }
+    }
+
+    // MARK: Device queues
+
+    public func pendingMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp) async throws
+        -> [QueuedMessage]
+    {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM device_queue WHERE android_id = ? AND sequence > ? AND expires_at > ?
+                    ORDER BY sequence LIMIT ?
+                    """,
+                arguments: [Int64(bitPattern: androidID), sequence, now.milliseconds, limit]
+            ).map { row in
+                QueuedMessage(
+                    sequence: row["sequence"], androidID: UInt64(bitPattern: row["android_id"]), token: row["token"],
+                    persistentID: row["persistent_id"], messageID: row["message_id"], projectID: row["project_id"],
+                    stanza: Array(row["stanza"] as Data), createdAt: Timestamp(milliseconds: row["created_at"]),
+                    expiresAt: Timestamp(milliseconds: row["expires_at"]))
+            }
+        }
+    }
+
+    public func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int {
+        guard !persistentIDs.isEmpty else { return 0 }
+        return try await write { db in
+            var removed = 0
+            for id in persistentIDs {
+                try db.execute(
+                    sql: "DELETE FROM device_queue WHERE android_id = ? AND persistent_id = ?",
+                    arguments: [Int64(bitPattern: androidID), id])
+                removed += db.changesCount
+            }
+            return removed
+        }
+    }
+
+    public func queuedCount(androidID: UInt64) async throws -> Int {
+        try await pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM device_queue WHERE android_id = ?",
+                arguments: [Int64(bitPattern: androidID)]
+            ) ?? 0
         }
     }
 
@@ -257,6 +462,22 @@ public final class SQLiteStore: HeraldStore {
             id: row["id"], number: row["number"], apiKey: row["api_key"], serverKey: row["server_key"],
             createdAt: Timestamp(milliseconds: row["created_at"]),
             settings: try JSONDecoder().decode(ProjectSettings.self, from: Data(settingsText.utf8)))
+    }
+
+    private static func registration(_ row: Row) -> Registration {
+        let p256dh: Data? = row["p256dh"]
+        let auth: Data? = row["auth"]
+        let coding: String? = row["coding"]
+        var keys: WebPushKeys?
+        if let p256dh, let auth {
+            keys = WebPushKeys(p256dh: Array(p256dh), auth: Array(auth), coding: coding ?? "aesgcm")
+        }
+        return Registration(
+            token: row["token"], kind: Registration.Kind(rawValue: row["kind"]) ?? .app, projectID: row["project_id"],
+            sender: row["sender"], appID: row["app_id"], subtype: row["subtype"],
+            platform: Platform(rawValue: row["platform"]) ?? .android, androidID: UInt64(bitPattern: row["android_id"]),
+            installationID: row["installation_id"], webKeys: keys, createdAt: Timestamp(milliseconds: row["created_at"])
+        )
     }
 
     private static func key(_ row: Row) -> ServiceAccountKey {

@@ -1,3 +1,5 @@
+import HeraldClient
+
 /// Latency percentiles of a benchmark run, in microseconds.
 public struct LatencySummary: Sendable {
     public var count: Int

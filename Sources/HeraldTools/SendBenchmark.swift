@@ -1,6 +1,7 @@
+public import HeraldClient
 public import HeraldCore
 import NIOCore
-import NIOHTTP1
+public import NIOHTTP1
 import Synchronization
 
 /// `herald bench send`: HTTP v1 send throughput and latency over keep-alive HTTP/1.1

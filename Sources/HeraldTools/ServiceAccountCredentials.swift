@@ -1,4 +1,5 @@
 import Foundation
+import HeraldClient
 public import HeraldCore
 import _CryptoExtras
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldClient
 import HeraldCore
 import HeraldTools
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldGateway
 import HeraldServer
 import Logging
 
@@ -19,6 +20,42 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
+    @Option(name: .customLong("gateway-host"), help: "The device gateway's listen address (default: --http-host).")
+    var gatewayHost: String?
+
+    @Option(name: .customLong("gateway-port"), help: "The device gateway (MCS) port (0 picks a free one).")
+    var gatewayPort = 5228
+
+    @Option(
+        name: .customLong("gateway-extra-port"),
+        help: "A further gateway port, e.g. 443, 5229 or 5230 for restrictive networks (repeatable).")
+    var gatewayExtraPorts: [Int] = []
+
+    @Flag(name: .customLong("gateway-plaintext"), help: "No TLS on the gateway, behind a TLS-terminating balancer.")
+    var gatewayPlaintext = false
+
+    @Option(name: .customLong("tls-cert"), help: "PEM certificate chain for the gateway (default: generated).")
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: "PEM private key for --tls-cert.")
+    var tlsKey: String?
+
+    @Option(name: .customLong("tls-hostname"), help: "A name the generated certificate is valid for (repeatable).")
+    var tlsHostnames: [String] = []
+
+    @Option(name: .customLong("heartbeat-seconds"), help: "Seconds between gateway heartbeats on idle connections.")
+    var heartbeatSeconds = 240
+
+    func validate() throws {
+        if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
+        if gatewayPlaintext && tlsCertificate != nil {
+            throw ValidationError("--gateway-plaintext and --tls-cert exclude each other.")
+        }
+        guard (5...1500).contains(heartbeatSeconds) else {
+            throw ValidationError("--heartbeat-seconds must be between 5 and 1500 (well inside 30 minutes).")
+        }
+    }
+
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
@@ -32,12 +69,28 @@ struct Serve: AsyncParsableCommand {
         configuration.httpHost = httpHost
         configuration.httpPort = httpPort
         configuration.publicURL = publicURL
+        var gateway = GatewayConfiguration()
+        gateway.host = gatewayHost ?? httpHost
+        gateway.ports = [gatewayPort] + gatewayExtraPorts
+        gateway.heartbeatSeconds = heartbeatSeconds
+        if gatewayPlaintext {
+            gateway.security = .plaintext
+        } else if let tlsCertificate, let tlsKey {
+            gateway.security = .files(certificateChain: tlsCertificate, privateKey: tlsKey)
+        } else {
+            gateway.security = .generated(
+                dataDirectory: storeOptions.dataDirectory, hostnames: [gateway.host] + tlsHostnames)
+            let certificates = try GatewayCertificates.loadOrCreate(
+                dataDirectory: storeOptions.dataDirectory, hostnames: [gateway.host] + tlsHostnames)
+            logger.info("devices trust the gateway CA in \(certificates.caPath)")
+        }
+        configuration.gateway = gateway
         let store = try HeraldNode.openStore(configuration)
         let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
         logger.info("data directory \(configuration.dataDirectory)")
         let host = httpHost
-        try await node.run { port in
-            logger.info("Herald HTTP API listening on http://\(host):\(port)")
+        try await node.run { httpPort, gatewayPorts in
+            logger.info("Herald HTTP API listening on http://\(host):\(httpPort), device gateway on \(gatewayPorts)")
         }
     }
 }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldClient
 import HeraldTools
 
 struct TokenCommand: AsyncParsableCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import HeraldCore
+import HeraldGateway
 import HeraldServer
 import HeraldStorage
 import Hummingbird
@@ -25,8 +26,12 @@ struct TestServer {
     {
         let clock = ManualClock()
         let (project, key, privateKey) = try await addProject(projectID, to: store, clock: clock)
-        let node = try await HeraldNode(
-            configuration: ServerConfiguration(), store: store, clock: clock, logger: logger)
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = temporaryDirectory()
+        var gateway = GatewayConfiguration()
+        gateway.ports = [0]
+        configuration.gateway = gateway
+        let node = try await HeraldNode(configuration: configuration, store: store, clock: clock, logger: logger)
         return TestServer(store: store, clock: clock, node: node, project: project, key: key, privateKey: privateKey)
     }
 

@@ -1,0 +1,155 @@
+/// A checked-in device (or browser profile): the identity its MCS connection logs in with.
+public struct Device: Sendable, Hashable {
+    /// The android id issued at check-in.
+    public var androidID: UInt64
+    /// The security token issued with it; the MCS login's password.
+    public var securityToken: UInt64
+    /// When it first checked in.
+    public var createdAt: Timestamp
+
+    public init(androidID: UInt64, securityToken: UInt64, createdAt: Timestamp) {
+        self.androidID = androidID
+        self.securityToken = securityToken
+        self.createdAt = createdAt
+    }
+
+    /// A device with a new random id and token.
+    public static func make(at time: Timestamp) -> Device {
+        var generator = SystemRandomNumberGenerator()
+        return Device(
+            androidID: UInt64.random(in: 1_000_000_000_000...UInt64(Int64.max), using: &generator),
+            securityToken: UInt64.random(in: 1...UInt64.max, using: &generator), createdAt: time)
+    }
+}
+
+/// The platform an app instance runs on; it decides how messages are tailored (SEMANTICS P1).
+public enum Platform: String, Sendable, Hashable, Codable, CaseIterable {
+    case android
+    case apple
+    case web
+}
+
+/// Web Push keys of a browser registration (RFC 8291).
+public struct WebPushKeys: Sendable, Hashable {
+    /// The receiver's P-256 public key, uncompressed.
+    public var p256dh: [UInt8]
+    /// The 16-byte auth secret.
+    public var auth: [UInt8]
+    /// `aesgcm` or `aes128gcm`.
+    public var coding: String
+
+    public init(p256dh: [UInt8], auth: [UInt8], coding: String) {
+        self.p256dh = p256dh
+        self.auth = auth
+        self.coding = coding
+    }
+}
+
+/// A registration token and what it is bound to (SEMANTICS C2, C3).
+public struct Registration: Sendable, Hashable {
+    /// What a token is.
+    public enum Kind: String, Sendable, Hashable {
+        /// A project's app instance: the token app servers send to.
+        case app
+        /// A browser's push channel from `register3`, which web registrations ride on.
+        case webChannel = "web_channel"
+    }
+
+    /// The token.
+    public var token: String
+    public var kind: Kind
+    /// The owning project, for `app` tokens.
+    public var projectID: String?
+    /// The sender the token was registered for: a project number, or a VAPID key.
+    public var sender: String
+    /// The app id or package name (`category` on the wire).
+    public var appID: String
+    /// The app instance's sub-id within a shared app (`subtype`), if any.
+    public var subtype: String?
+    public var platform: Platform
+    /// The device whose connection carries its messages.
+    public var androidID: UInt64
+    /// The Firebase installation id, when registered through installations.
+    public var installationID: String?
+    /// Web Push keys, for web registrations.
+    public var webKeys: WebPushKeys?
+    public var createdAt: Timestamp
+
+    public init(
+        token: String, kind: Kind, projectID: String?, sender: String, appID: String, subtype: String?,
+        platform: Platform, androidID: UInt64, installationID: String? = nil, webKeys: WebPushKeys? = nil,
+        createdAt: Timestamp
+    ) {
+        self.token = token
+        self.kind = kind
+        self.projectID = projectID
+        self.sender = sender
+        self.appID = appID
+        self.subtype = subtype
+        self.platform = platform
+        self.androidID = androidID
+        self.installationID = installationID
+        self.webKeys = webKeys
+        self.createdAt = createdAt
+    }
+
+    /// A new unguessable token (256 random bits) in FCM's `<id>:APA91b<secret>` shape,
+    /// with no `=` in it.
+    public static func makeToken() -> String {
+        SecureRandom.token(bytes: 16) + ":APA91b" + SecureRandom.token(bytes: 32)
+    }
+
+    /// A token shortened for logs, which never carry a whole one.
+    public static func redacted(_ token: String) -> String {
+        String(token.prefix(8)) + "…"
+    }
+}
+
+/// A Firebase installation: an app instance's id and the refresh token that renews its auth token.
+public struct Installation: Sendable, Hashable {
+    public var fid: String
+    public var projectID: String
+    public var appID: String
+    public var refreshToken: String
+    public var createdAt: Timestamp
+
+    public init(fid: String, projectID: String, appID: String, refreshToken: String, createdAt: Timestamp) {
+        self.fid = fid
+        self.projectID = projectID
+        self.appID = appID
+        self.refreshToken = refreshToken
+        self.createdAt = createdAt
+    }
+}
+
+/// A message waiting in a device's queue until the device acknowledges it.
+public struct QueuedMessage: Sendable, Hashable {
+    /// The queue position, assigned by the store; increases with every enqueue.
+    public var sequence: Int64
+    public var androidID: UInt64
+    /// The registration it is for.
+    public var token: String
+    /// The id the device acknowledges it by.
+    public var persistentID: String
+    public var messageID: String
+    public var projectID: String
+    /// The serialized `DataMessageStanza`, tailored for the registration's platform.
+    public var stanza: [UInt8]
+    public var createdAt: Timestamp
+    public var expiresAt: Timestamp
+
+    public init(
+        sequence: Int64 = 0, androidID: UInt64, token: String, persistentID: String, messageID: String,
+        projectID: String, stanza: [UInt8], createdAt: Timestamp, expiresAt: Timestamp
+    ) {
+        self.sequence = sequence
+        self.androidID = androidID
+        self.token = token
+        self.persistentID = persistentID
+        self.messageID = messageID
+        self.projectID = projectID
+        self.stanza = stanza
+        self.createdAt = createdAt
+        self.expiresAt = expiresAt
+    }
+}

@@ -1,0 +1,57 @@
+import Synchronization
+
+/// Which devices hold a connection to this node, and how to wake each one.
+///
+/// The dispatcher wakes a device after it stored a message for it; the gateway session
+/// holding the device then pulls the device's queue. One connection per device: a new
+/// login replaces the old one.
+public final class DeviceRegistry: Sendable {
+    /// What the registry knows about one live connection.
+    public struct Connection: Sendable {
+        /// Unique per connection on this node.
+        public var id: UInt64
+        /// Asks the session to pull the device's queue.
+        public var wake: @Sendable () -> Void
+        /// Tells the session another connection took over its device.
+        public var replace: @Sendable () -> Void
+
+        public init(id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void) {
+            self.id = id
+            self.wake = wake
+            self.replace = replace
+        }
+    }
+
+    private let connections: Mutex<[UInt64: Connection]> = Mutex([:])
+
+    public init() {}
+
+    /// Records the connection a device logged in on; the one it replaces, if any, is told.
+    public func register(androidID: UInt64, _ connection: Connection) {
+        let previous = connections.withLock { $0.updateValue(connection, forKey: androidID) }
+        if let previous, previous.id != connection.id { previous.replace() }
+    }
+
+    /// Forgets a connection, unless the device has logged in again on another one since.
+    public func unregister(androidID: UInt64, connectionID: UInt64) {
+        connections.withLock { connections in
+            if connections[androidID]?.id == connectionID { connections[androidID] = nil }
+        }
+    }
+
+    /// Wakes the connection holding a device; false when none does.
+    @discardableResult
+    public func wake(androidID: UInt64) -> Bool {
+        guard let connection = connections.withLock({ $0[androidID] }) else { return false }
+        connection.wake()
+        return true
+    }
+
+    /// Whether a device holds a connection here.
+    public func isConnected(androidID: UInt64) -> Bool {
+        connections.withLock { $0[androidID] != nil }
+    }
+
+    /// How many devices are connected.
+    public var count: Int { connections.withLock { $0.count } }
+}

@@ -1,0 +1,232 @@
+import DequeModule
+public import HeraldCore
+public import HeraldDelivery
+import HeraldProtocol
+public import HeraldStorage
+public import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Synchronization
+
+/// The device gateway: TLS (or plain) TCP listeners speaking MCS, one session per
+/// connection, each in its own child task.
+///
+/// A session's state machine (`MCSSession`) decides; this type carries out its actions:
+/// checks logins against the store, reads and acknowledges the device's queue, and
+/// registers the device so that the dispatcher can wake it.
+public final class DeviceGateway: Sendable {
+    private let configuration: GatewayConfiguration
+    private let store: any HeraldStore
+    private let devices: DeviceRegistry
+    private let clock: any HeraldClock
+    private let metrics: HeraldMetrics
+    private let logger: Logger
+    private let tls: NIOSSLContext?
+    private let connections = ConnectionTable()
+    private let boundPorts: Mutex<[Int]> = Mutex([])
+
+    public init(
+        configuration: GatewayConfiguration, store: any HeraldStore, devices: DeviceRegistry, clock: any HeraldClock,
+        metrics: HeraldMetrics, logger: Logger
+    ) throws {
+        self.configuration = configuration
+        self.store = store
+        self.devices = devices
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+        switch configuration.security {
+        case .plaintext:
+            tls = nil
+        case .files(let chain, let key):
+            tls = try NIOSSLContext(
+                configuration: GatewayCertificates.serverConfiguration(certificateChain: chain, privateKey: key))
+        case .generated(let dataDirectory, let hostnames):
+            let certificates = try GatewayCertificates.loadOrCreate(dataDirectory: dataDirectory, hostnames: hostnames)
+            tls = try NIOSSLContext(configuration: certificates.serverConfiguration())
+        }
+    }
+
+    /// The ports the gateway listens on, once `run` has bound them.
+    public var ports: [Int] { boundPorts.withLock { $0 } }
+
+    /// How many connections are open, logged in or not.
+    public var connectionCount: Int { connections.count }
+
+    /// Binds every configured port and serves until cancelled.
+    public func run(onListening: @escaping @Sendable ([Int]) async -> Void = { _ in }) async throws {
+        var servers: [NIOAsyncChannel<NIOAsyncChannel<MCSFrame, MCSFrame>, Never>] = []
+        for port in configuration.ports {
+            servers.append(try await bind(port: port))
+        }
+        let ports = servers.compactMap { $0.channel.localAddress?.port }
+        boundPorts.withLock { $0 = ports }
+        logger.info(
+            "device gateway listening",
+            metadata: ["host": "\(configuration.host)", "ports": "\(ports)", "tls": "\(tls != nil)"])
+        await onListening(ports)
+        try await withThrowingDiscardingTaskGroup { group in
+            group.addTask { try await self.tickConnections() }
+            for server in servers {
+                group.addTask {
+                    try await withThrowingDiscardingTaskGroup { connections in
+                        try await server.executeThenClose { inbound in
+                            for try await connection in inbound {
+                                connections.addTask { await self.serve(connection) }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func bind(port: Int) async throws -> NIOAsyncChannel<NIOAsyncChannel<MCSFrame, MCSFrame>, Never> {
+        let tls = tls
+        let maximumFrameBytes = configuration.maximumFrameBytes
+        return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .serverChannelOption(.backlog, value: 1024)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .bind(host: configuration.host, port: port) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    }
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(
+                            MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: maximumFrameBytes)))
+                    try channel.pipeline.syncOperations.addHandler(
+                        MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
+                    return try NIOAsyncChannel<MCSFrame, MCSFrame>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    /// Sends a clock tick to every connection every second, for heartbeats and deadlines.
+    private func tickConnections() async throws {
+        while !Task.isCancelled {
+            try await Task.sleep(for: .seconds(1))
+            connections.broadcast(.tick)
+        }
+    }
+
+    /// What a connection's session reacts to.
+    enum Event: Sendable {
+        case frame(MCSFrame)
+        case inboundEnded
+        case inboundFailed(String)
+        case tick
+        case wake
+        case replaced
+    }
+
+    private func serve(_ channel: NIOAsyncChannel<MCSFrame, MCSFrame>) async {
+        let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(512))
+        let connectionID = connections.add(continuation)
+        metrics.increment("herald_gateway_connections_total")
+        var session = MCSSession(configuration: configuration, now: clock.now())
+        do {
+            try await channel.executeThenClose { inbound, outbound in
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    group.addTask {
+                        do {
+                            for try await frame in inbound {
+                                if case .dropped = continuation.yield(.frame(frame)) {
+                                    continuation.yield(.inboundFailed("too many frames at once"))
+                                    break
+                                }
+                            }
+                            continuation.yield(.inboundEnded)
+                        } catch {
+                            continuation.yield(.inboundFailed("\(error)"))
+                        }
+                    }
+                    eventLoop: for await event in events {
+                        var actions = Deque(react(to: event, session: &session))
+                        while let action = actions.popFirst() {
+                            switch action {
+                            case .send(let frame):
+                                try await outbound.write(frame)
+                            case .authenticate(let androidID, let securityToken):
+                                let accepted = await checkLogin(androidID: androidID, securityToken: securityToken)
+                                if accepted {
+                                    devices.register(
+                                        androidID: androidID,
+                                        DeviceRegistry.Connection(
+                                            id: connectionID, wake: { continuation.yield(.wake) },
+                                            replace: { continuation.yield(.replaced) }))
+                                }
+                                actions.append(contentsOf: session.authenticated(accepted, now: clock.now()))
+                            case .acknowledge(let ids):
+                                if let androidID = session.androidID {
+                                    let removed = try await store.acknowledge(androidID: androidID, persistentIDs: ids)
+                                    metrics.increment("herald_messages_delivered_total", by: removed)
+                                }
+                            case .loadPending(let after, let limit):
+                                guard let androidID = session.androidID else { continue }
+                                let pending = try await store.pendingMessages(
+                                    androidID: androidID, after: after, limit: limit, now: clock.now())
+                                actions.append(contentsOf: session.loaded(pending, requested: limit, now: clock.now()))
+                            case .close(let reason):
+                                logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
+                                break eventLoop
+                            }
+                        }
+                    }
+                    group.cancelAll()
+                }
+            }
+        } catch {
+            logger.debug("device connection ended", metadata: ["error": "\(error)"])
+        }
+        continuation.finish()
+        connections.remove(connectionID)
+        if let androidID = session.androidID {
+            devices.unregister(androidID: androidID, connectionID: connectionID)
+        }
+    }
+
+    private func react(to event: Event, session: inout MCSSession) -> [MCSSession.Action] {
+        switch event {
+        case .frame(let frame): return session.received(frame, now: clock.now())
+        case .inboundEnded: return [.close(reason: "the device closed the connection")]
+        case .inboundFailed(let reason): return session.receivedMalformedData(reason)
+        case .tick: return session.tick(now: clock.now())
+        case .wake: return session.wake()
+        case .replaced: return session.replaced()
+        }
+    }
+
+    private func checkLogin(androidID: UInt64, securityToken: UInt64) async -> Bool {
+        guard androidID != 0, let device = try? await store.device(androidID: androidID) else { return false }
+        return device.securityToken == securityToken
+    }
+}
+
+/// Every open connection's event stream, so that one task can tick them all.
+final class ConnectionTable: Sendable {
+    private let state: Mutex<(next: UInt64, streams: [UInt64: AsyncStream<DeviceGateway.Event>.Continuation])> =
+        Mutex((1, [:]))
+
+    func add(_ continuation: AsyncStream<DeviceGateway.Event>.Continuation) -> UInt64 {
+        state.withLock { state in
+            let id = state.next
+            state.next += 1
+            state.streams[id] = continuation
+            return id
+        }
+    }
+
+    func remove(_ id: UInt64) {
+        _ = state.withLock { $0.streams.removeValue(forKey: id) }
+    }
+
+    func broadcast(_ event: DeviceGateway.Event) {
+        let streams = state.withLock { Array($0.streams.values) }
+        for stream in streams { stream.yield(event) }
+    }
+
+    var count: Int { state.withLock { $0.streams.count } }
+}

@@ -1,0 +1,269 @@
+public import HeraldCore
+public import HeraldProtocol
+import SwiftProtobuf
+
+/// One device connection's protocol state: a value that takes events (frames, login
+/// results, loaded queue pages, wake-ups, clock ticks) and answers actions for the
+/// connection handler to carry out. It does no I/O, so it is tested without sockets.
+public struct MCSSession: Sendable {
+    /// What the connection handler must do.
+    public enum Action: Sendable, Equatable {
+        /// Write a frame.
+        case send(MCSFrame)
+        /// Check a login's android id and security token; answer with `authenticated`.
+        case authenticate(androidID: UInt64, securityToken: UInt64)
+        /// Remove acknowledged messages from the device's queue.
+        case acknowledge([String])
+        /// Read up to `limit` queued messages after a sequence number; answer with `loaded`.
+        case loadPending(after: Int64, limit: Int)
+        /// Close the connection.
+        case close(reason: String)
+    }
+
+    enum Phase: Sendable, Equatable {
+        case awaitingLogin
+        case authenticating
+        case established(androidID: UInt64)
+        case closed
+    }
+
+    private let configuration: GatewayConfiguration
+    private(set) var phase: Phase = .awaitingLogin
+    private var login: McsProto_LoginRequest?
+    private let openedAt: Timestamp
+    private var lastInbound: Timestamp
+    private var lastOutbound: Timestamp
+    private var heartbeatSeconds: Int
+    /// Stanzas received from the device, which its `last_stream_id_received` counts.
+    private var inboundCount: Int32 = 0
+    /// Stanzas sent to the device.
+    private var outboundCount: Int32 = 0
+    /// Messages sent and not yet acknowledged, by persistent id.
+    private(set) var inFlight: [String: Int64] = [:]
+    /// The highest queue sequence sent on this connection.
+    private var sentThrough: Int64 = 0
+    private var isLoading = false
+    private var wantsReload = false
+
+    public init(configuration: GatewayConfiguration, now: Timestamp) {
+        self.configuration = configuration
+        openedAt = now
+        lastInbound = now
+        lastOutbound = now
+        heartbeatSeconds = configuration.heartbeatSeconds
+    }
+
+    /// The device, once logged in.
+    public var androidID: UInt64? {
+        if case .established(let id) = phase { return id }
+        return nil
+    }
+
+    /// Whether the connection is finished.
+    public var isClosed: Bool { phase == .closed }
+
+    /// The heartbeat interval agreed for this connection.
+    public var agreedHeartbeatSeconds: Int { heartbeatSeconds }
+
+    // MARK: Events
+
+    /// A frame arrived from the device.
+    public mutating func received(_ frame: MCSFrame, now: Timestamp) -> [Action] {
+        guard phase != .closed else { return [] }
+        lastInbound = now
+        switch phase {
+        case .awaitingLogin:
+            guard frame.tag == .loginRequest else {
+                return fail("bad-request", "the first frame must be a LoginRequest")
+            }
+            return receivedLogin(frame)
+        case .authenticating:
+            guard frame.tag == .heartbeatPing || frame.tag == .heartbeatAck else {
+                return fail("bad-request", "frame before the login completed")
+            }
+            return []
+        case .established:
+            inboundCount &+= 1
+            return receivedStanza(frame, now: now)
+        case .closed:
+            return []
+        }
+    }
+
+    /// The byte stream could not be decoded.
+    public mutating func receivedMalformedData(_ reason: String) -> [Action] {
+        guard phase != .closed else { return [] }
+        return fail("bad-format", reason)
+    }
+
+    /// The store answered the login check.
+    public mutating func authenticated(_ accepted: Bool, now: Timestamp) -> [Action] {
+        guard phase == .authenticating, let login else { return [] }
+        var response = McsProto_LoginResponse()
+        response.id = login.id
+        guard accepted, let androidID = UInt64(login.user) else {
+            var error = McsProto_ErrorInfo()
+            error.code = 401
+            error.message = "authentication failed"
+            response.error = error
+            phase = .closed
+            return [send(.loginResponse, response, now: now), .close(reason: "authentication failed")]
+        }
+        phase = .established(androidID: androidID)
+        response.jid = "\(androidID)@mcs.android.com"
+        response.lastStreamIDReceived = inboundCount
+        var heartbeat = McsProto_HeartbeatConfig()
+        heartbeat.intervalMs = Int32(heartbeatSeconds * 1000)
+        response.heartbeatConfig = heartbeat
+        response.serverTimestamp = now.milliseconds
+        var actions = [send(.loginResponse, response, now: now)]
+        // Ids the device says it received were delivered: their acknowledgements may have been lost.
+        if !login.receivedPersistentID.isEmpty { actions.append(.acknowledge(login.receivedPersistentID)) }
+        actions += requestLoad()
+        return actions
+    }
+
+    /// A page of the device's queue was read.
+    public mutating func loaded(_ messages: [QueuedMessage], requested limit: Int, now: Timestamp) -> [Action] {
+        guard case .established = phase else { return [] }
+        isLoading = false
+        var actions: [Action] = []
+        for message in messages where message.sequence > sentThrough && inFlight[message.persistentID] == nil {
+            guard var stanza = try? McsProto_DataMessageStanza(serializedBytes: message.stanza) else { continue }
+            stanza.persistentID = message.persistentID
+            stanza.lastStreamIDReceived = inboundCount
+            actions.append(send(.dataMessageStanza, stanza, now: now))
+            inFlight[message.persistentID] = message.sequence
+            sentThrough = message.sequence
+        }
+        if messages.count >= limit || wantsReload {
+            actions += requestLoad()
+        }
+        return actions
+    }
+
+    /// The device's queue may hold new messages.
+    public mutating func wake() -> [Action] {
+        guard case .established = phase else { return [] }
+        return requestLoad()
+    }
+
+    /// Time passed: log-in deadlines, dead connections and heartbeats.
+    public mutating func tick(now: Timestamp) -> [Action] {
+        switch phase {
+        case .awaitingLogin, .authenticating:
+            if now.milliseconds - openedAt.milliseconds > Int64(configuration.loginTimeoutSeconds) * 1000 {
+                phase = .closed
+                return [.close(reason: "login timeout")]
+            }
+            return []
+        case .established:
+            let deadAfter = Int64(configuration.deadAfterSeconds(heartbeatSeconds: heartbeatSeconds)) * 1000
+            if now.milliseconds - lastInbound.milliseconds > deadAfter {
+                phase = .closed
+                return [.close(reason: "no heartbeat")]
+            }
+            if now.milliseconds - lastOutbound.milliseconds >= Int64(heartbeatSeconds) * 1000 {
+                var ping = McsProto_HeartbeatPing()
+                ping.lastStreamIDReceived = inboundCount
+                return [send(.heartbeatPing, ping, now: now)]
+            }
+            return []
+        case .closed:
+            return []
+        }
+    }
+
+    /// Another connection logged in for the same device.
+    public mutating func replaced() -> [Action] {
+        guard phase != .closed else { return [] }
+        phase = .closed
+        return [.send(MCSFrame(tag: .close, payload: [])), .close(reason: "replaced by a newer connection")]
+    }
+
+    // MARK: Helpers
+
+    private mutating func receivedLogin(_ frame: MCSFrame) -> [Action] {
+        guard let request = try? frame.decode(as: McsProto_LoginRequest.self) else {
+            return fail("bad-request", "malformed LoginRequest")
+        }
+        login = request
+        phase = .authenticating
+        if let requested = requestedHeartbeatSeconds(request) {
+            heartbeatSeconds = min(
+                configuration.heartbeatSeconds, max(configuration.minimumHeartbeatSeconds, requested))
+        }
+        guard let androidID = UInt64(request.user), let token = UInt64(request.authToken) else {
+            return [.authenticate(androidID: 0, securityToken: 0)]
+        }
+        return [.authenticate(androidID: androidID, securityToken: token)]
+    }
+
+    private func requestedHeartbeatSeconds(_ request: McsProto_LoginRequest) -> Int? {
+        if let setting = request.setting.first(where: { $0.name == "hbping" }), let ms = Int(setting.value), ms > 0 {
+            return ms / 1000
+        }
+        if request.hasHeartbeatStat, request.heartbeatStat.intervalMs > 0 {
+            return Int(request.heartbeatStat.intervalMs) / 1000
+        }
+        return nil
+    }
+
+    private mutating func receivedStanza(_ frame: MCSFrame, now: Timestamp) -> [Action] {
+        switch frame.tag {
+        case .heartbeatPing:
+            var ack = McsProto_HeartbeatAck()
+            ack.lastStreamIDReceived = inboundCount
+            return [send(.heartbeatAck, ack, now: now)]
+        case .iqStanza:
+            guard let iq = try? frame.decode(as: McsProto_IqStanza.self) else {
+                return fail("bad-request", "malformed IqStanza")
+            }
+            guard iq.hasExtension, iq.extension.id == MCSFrame.selectiveAckExtension else { return [] }
+            guard let ack = try? McsProto_SelectiveAck(serializedBytes: iq.extension.data) else {
+                return fail("bad-request", "malformed SelectiveAck")
+            }
+            for id in ack.id { inFlight[id] = nil }
+            var actions: [Action] = [.acknowledge(ack.id)]
+            actions += requestLoad()
+            return actions
+        case .close:
+            phase = .closed
+            return [.close(reason: "closed by the device")]
+        case .loginRequest:
+            return fail("bad-request", "a second LoginRequest")
+        default:
+            // Upstream messages, presence and acks need no answer.
+            return []
+        }
+    }
+
+    /// Asks for the next page of the queue unless a read is under way or the in-flight
+    /// window is full.
+    private mutating func requestLoad() -> [Action] {
+        if isLoading {
+            wantsReload = true
+            return []
+        }
+        let room = configuration.maximumInFlight - inFlight.count
+        guard room > 0 else { return [] }
+        isLoading = true
+        wantsReload = false
+        return [.loadPending(after: sentThrough, limit: room)]
+    }
+
+    private mutating func send(_ tag: MCSTag, _ message: some SwiftProtobuf.Message, now: Timestamp) -> Action {
+        lastOutbound = now
+        outboundCount &+= 1
+        return .send((try? MCSFrame(tag, message)) ?? MCSFrame(tag: tag, payload: []))
+    }
+
+    private mutating func fail(_ type: String, _ text: String) -> [Action] {
+        phase = .closed
+        var error = McsProto_StreamErrorStanza()
+        error.type = type
+        error.text = text
+        let frame = (try? MCSFrame(.streamErrorStanza, error)) ?? MCSFrame(tag: .streamErrorStanza, payload: [])
+        return [.send(frame), .close(reason: text)]
+    }
+}

@@ -1,0 +1,231 @@
+import Crypto
+import HTTPTypes
+import HeraldCore
+import HeraldProtocol
+import Hummingbird
+import SwiftProtobuf
+
+/// The endpoints app instances register through (reference §7): device check-in,
+/// `register3`, Firebase Installations and FCM web registrations.
+struct DeviceRegistrationRoutes {
+    let environment: HTTPEnvironment
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.post("/checkin") { request, _ in try await checkin(try await request.collectBody()) }
+        router.post("/c2dm/register3") { request, _ in
+            try await register3(try await request.collectBody(), authorization: request.headers[.authorization])
+        }
+        router.post("/v1/projects/:project/installations") { request, context in
+            let project = try requireAPIKey(request, projectName: try context.parameters.require("project"))
+            return try await createInstallation(try await request.collectBody(), project: project)
+        }
+        router.post("/v1/projects/:project/installations/:fid/authTokens:generate") { request, context in
+            let project = try requireAPIKey(request, projectName: try context.parameters.require("project"))
+            return try await refreshInstallationToken(
+                fid: try context.parameters.require("fid"), authorization: request.headers[.authorization],
+                project: project)
+        }
+        router.post("/v1/projects/:project/registrations") { request, context in
+            let project = try requireAPIKey(request, projectName: try context.parameters.require("project"))
+            return try await createWebRegistration(
+                try await request.collectBody(), project: project,
+                installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!])
+        }
+    }
+
+    // MARK: Check-in
+
+    /// A first check-in gets a new android id and security token; a later one that
+    /// presents both keeps them.
+    func checkin(_ body: ByteBuffer) async throws -> Response {
+        guard let checkin = try? CheckinProto_AndroidCheckinRequest(serializedBytes: Array(body.readableBytesView))
+        else {
+            return Response(status: .badRequest, body: ResponseBody(byteBuffer: ByteBuffer(string: "Bad Request")))
+        }
+        let now = environment.clock.now()
+        let device: Device
+        if checkin.hasID, checkin.id != 0, checkin.hasSecurityToken, checkin.securityToken != 0 {
+            guard let known = try await environment.store.device(androidID: UInt64(bitPattern: checkin.id)),
+                known.securityToken == checkin.securityToken
+            else {
+                return Response(
+                    status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "Unauthorized")))
+            }
+            device = known
+        } else {
+            device = Device.make(at: now)
+            try await environment.store.createDevice(device)
+            environment.metrics.increment("herald_devices_checked_in_total")
+        }
+        var response = CheckinProto_AndroidCheckinResponse()
+        response.statsOk = true
+        response.timeMsec = now.milliseconds
+        response.androidID = device.androidID
+        response.securityToken = device.securityToken
+        response.settingsDiff = false
+        response.versionInfo = "herald"
+        return Response(
+            status: .ok, headers: [.contentType: "application/x-protobuf"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: try response.serializedBytes() as [UInt8])))
+    }
+
+    // MARK: register3
+
+    /// Registers an app on a checked-in device. A numeric `sender` is a project number and
+    /// makes an app token of that project (`X-platform` picks android or apple); any other
+    /// sender (a VAPID key) makes a web push channel that web registrations ride on.
+    func register3(_ body: ByteBuffer, authorization: String?) async throws -> Response {
+        guard let (androidID, token) = parseAidLogin(authorization),
+            let device = try await environment.store.device(androidID: androidID), device.securityToken == token
+        else { return register3Error("AUTHENTICATION_FAILED", status: .unauthorized) }
+        guard let form = FormBody.parse(body.readableBytesView), let app = form["app"], !app.isEmpty,
+            let sender = form["sender"], !sender.isEmpty
+        else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
+        if let deviceField = form["device"], UInt64(deviceField) != androidID {
+            return register3Error("INVALID_PARAMETERS", status: .badRequest)
+        }
+        let subtype = form["X-subtype"].flatMap { $0.isEmpty ? nil : $0 }
+        let now = environment.clock.now()
+        let registration: Registration
+        if let number = Int64(sender) {
+            guard let project = environment.directory.project(number: number) else {
+                return register3Error("INVALID_SENDER", status: .badRequest)
+            }
+            let platform = form["X-platform"].flatMap(Platform.init(rawValue:)) ?? .android
+            guard platform != .web else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
+            registration = Registration(
+                token: Registration.makeToken(), kind: .app, projectID: project.id, sender: sender, appID: app,
+                subtype: subtype, platform: platform, androidID: androidID, createdAt: now)
+        } else {
+            guard subtype != nil else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
+            registration = Registration(
+                token: Registration.makeToken(), kind: .webChannel, projectID: nil, sender: sender, appID: app,
+                subtype: subtype, platform: .web, androidID: androidID, createdAt: now)
+        }
+        try await environment.store.createRegistration(registration)
+        environment.metrics.increment("herald_registrations_total", [("kind", registration.kind.rawValue)])
+        environment.logger.info(
+            "registered", metadata: ["token": "\(Registration.redacted(registration.token))", "app": "\(app)"])
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "token=\(registration.token)")))
+    }
+
+    private func parseAidLogin(_ authorization: String?) -> (UInt64, UInt64)? {
+        guard let authorization, authorization.hasPrefix("AidLogin ") else { return nil }
+        let parts = authorization.dropFirst("AidLogin ".count).split(separator: ":")
+        guard parts.count == 2, let id = UInt64(parts[0]), let token = UInt64(parts[1]) else { return nil }
+        return (id, token)
+    }
+
+    private func register3Error(_ code: String, status: HTTPResponse.Status) -> Response {
+        Response(
+            status: status, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "Error=\(code)")))
+    }
+
+    // MARK: Firebase Installations
+
+    private func requireAPIKey(_ request: Request, projectName: String) throws -> Project {
+        let presented = request.headers[HTTPField.Name("x-goog-api-key")!] ?? request.uri.queryParameters.get("key")
+        guard let project = environment.directory.project(named: projectName), presented == project.apiKey else {
+            throw HeraldError(status: .invalidArgument, message: "API key not valid. Please pass a valid API key.")
+        }
+        return project
+    }
+
+    func createInstallation(_ body: ByteBuffer, project: Project) async throws -> Response {
+        let json = try parseJSONBody(body)
+        guard let appID = json["appId"]?.stringValue, !appID.isEmpty else {
+            throw HeraldError.invalidField("appId", "appId is required.")
+        }
+        var fid = json["fid"]?.stringValue ?? ""
+        let valid =
+            (16...64).contains(fid.utf8.count)
+            && fid.utf8.allSatisfy {
+                Base64URL.isAlphabet($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
+                    || $0 == UInt8(ascii: "=")
+            }
+        if !valid { fid = SecureRandom.token(bytes: 16) }
+        let now = environment.clock.now()
+        let installation = Installation(
+            fid: fid, projectID: project.id, appID: appID, refreshToken: "3_" + SecureRandom.token(bytes: 32),
+            createdAt: now)
+        try await environment.store.saveInstallation(installation)
+        return Response.json(
+            .object([
+                (key: "name", value: .string("projects/\(project.number)/installations/\(fid)")),
+                (key: "fid", value: .string(fid)),
+                (key: "refreshToken", value: .string(installation.refreshToken)),
+                (key: "authToken", value: authTokenJSON(project: project, fid: fid, now: now)),
+            ]))
+    }
+
+    func refreshInstallationToken(fid: String, authorization: String?, project: Project) async throws -> Response {
+        let presented = authorization.map { $0.hasPrefix("FIS_v2 ") ? String($0.dropFirst(7)) : $0 }
+        guard let installation = try await environment.store.installation(fid: fid, projectID: project.id),
+            presented == installation.refreshToken
+        else { throw HeraldError.unauthenticated("The refresh token is not valid for this installation.") }
+        return Response.json(authTokenJSON(project: project, fid: fid, now: environment.clock.now()))
+    }
+
+    private func authTokenJSON(project: Project, fid: String, now: Timestamp) -> JSONValue {
+        .object([
+            (
+                key: "token",
+                value: .string(environment.tokens.issueInstallationToken(projectID: project.id, fid: fid, now: now))
+            ),
+            (key: "expiresIn", value: .string("\(AccessTokens.installationLifetimeSeconds)s")),
+        ])
+    }
+
+    // MARK: FCM web registrations
+
+    /// Makes a web app token for an installation: the push channel named by `endpoint`
+    /// carries it, and its messages are encrypted for `p256dh` and `auth`.
+    func createWebRegistration(_ body: ByteBuffer, project: Project, installationAuth: String?) async throws -> Response
+    {
+        let now = environment.clock.now()
+        guard let installationAuth,
+            let (projectID, fid) = environment.tokens.verifyInstallationToken(installationAuth, now: now),
+            projectID == project.id
+        else { throw HeraldError.unauthenticated("A valid Firebase installation auth token is required.") }
+        let json = try parseJSONBody(body)
+        guard let web = json["web"], let endpoint = web["endpoint"]?.stringValue,
+            let channelToken = endpoint.split(separator: "/").last.map(String.init),
+            let channel = try await environment.store.registration(token: channelToken), channel.kind == .webChannel
+        else {
+            throw HeraldError.invalidField("web.endpoint", "The endpoint does not name a push channel of this server.")
+        }
+        guard let p256dh = web["p256dh"]?.stringValue.flatMap(Base64URL.decode),
+            (try? P256.KeyAgreement.PublicKey(x963Representation: p256dh)) != nil
+        else { throw HeraldError.invalidField("web.p256dh", "p256dh must be an uncompressed P-256 public key.") }
+        guard let auth = web["auth"]?.stringValue.flatMap(Base64URL.decode), auth.count == 16 else {
+            throw HeraldError.invalidField("web.auth", "auth must be a 16-byte secret.")
+        }
+        let coding = web["contentEncoding"]?.stringValue ?? "aesgcm"
+        guard WebPushEncryption.Coding(rawValue: coding) != nil else {
+            throw HeraldError.invalidField("web.contentEncoding", "contentEncoding must be aesgcm or aes128gcm.")
+        }
+        let registration = Registration(
+            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: channel.sender,
+            appID: channel.appID, subtype: channel.subtype, platform: .web, androidID: channel.androidID,
+            installationID: fid, webKeys: WebPushKeys(p256dh: p256dh, auth: auth, coding: coding), createdAt: now)
+        try await environment.store.createRegistration(registration)
+        environment.metrics.increment("herald_registrations_total", [("kind", "web")])
+        return Response.json(
+            .object([
+                (key: "name", value: .string("projects/\(project.id)/registrations/\(registration.token)")),
+                (key: "token", value: .string(registration.token)),
+                (key: "web", value: web),
+            ]))
+    }
+
+    private func parseJSONBody(_ body: ByteBuffer) throws -> JSONValue {
+        do {
+            return try JSONParser.parse(body.readableBytesView)
+        } catch {
+            throw HeraldError.invalidArgument("Invalid JSON payload received. \(error.description).")
+        }
+    }
+}

@@ -1,0 +1,76 @@
+public import SwiftProtobuf
+
+/// The tag byte that says which message an MCS frame carries.
+public enum MCSTag: UInt8, Sendable, CaseIterable {
+    case heartbeatPing = 0
+    case heartbeatAck = 1
+    case loginRequest = 2
+    case loginResponse = 3
+    case close = 4
+    case messageStanza = 5
+    case presenceStanza = 6
+    case iqStanza = 7
+    case dataMessageStanza = 8
+    case batchPresenceStanza = 9
+    case streamErrorStanza = 10
+    case httpRequest = 11
+    case httpResponse = 12
+    case bindAccountRequest = 13
+    case bindAccountResponse = 14
+    case talkMetadata = 15
+}
+
+/// One MCS frame: a tag and the serialized protobuf message it names.
+public struct MCSFrame: Sendable, Equatable {
+    /// The MCS protocol version this implementation speaks.
+    public static let version: UInt8 = 41
+    /// The IqStanza extension id of a selective acknowledgement.
+    public static let selectiveAckExtension: Int32 = 12
+    /// The IqStanza extension id of a stream acknowledgement.
+    public static let streamAckExtension: Int32 = 13
+
+    /// Which message the payload is.
+    public var tag: MCSTag
+    /// The serialized message.
+    public var payload: [UInt8]
+
+    public init(tag: MCSTag, payload: [UInt8]) {
+        self.tag = tag
+        self.payload = payload
+    }
+
+    /// A frame carrying a protobuf message.
+    public init(_ tag: MCSTag, _ message: some SwiftProtobuf.Message) throws {
+        self.tag = tag
+        self.payload = try message.serializedBytes()
+    }
+
+    /// The payload decoded as a protobuf message.
+    public func decode<M: SwiftProtobuf.Message>(as type: M.Type = M.self) throws -> M {
+        try M(serializedBytes: payload)
+    }
+
+    /// The frame's wire bytes: tag, varint length, payload; the version byte first when asked.
+    public func encoded(withVersion: Bool) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(payload.count + 7)
+        if withVersion { bytes.append(Self.version) }
+        bytes.append(tag.rawValue)
+        Varint.append(UInt32(payload.count), to: &bytes)
+        bytes.append(contentsOf: payload)
+        return bytes
+    }
+}
+
+/// Protobuf base-128 varints, as MCS frames prefix their length with one.
+public enum Varint {
+    /// Appends a varint32.
+    public static func append(_ value: UInt32, to bytes: inout [UInt8]) {
+        var remaining = value
+        while remaining >= 0x80 {
+            bytes.append(UInt8(remaining & 0x7F) | 0x80)
+            remaining >>= 7
+        }
+        bytes.append(UInt8(remaining))
+    }
+}
