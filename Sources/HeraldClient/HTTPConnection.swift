@@ -90,7 +90,7 @@ public struct HTTPURL: Sendable {
         guard text.hasPrefix("http://") else { return nil }
         let rest = text.dropFirst("http://".count)
         let authority = rest.prefix { $0 != "/" }
-        path = rest.count > authority.count ? String(rest.dropFirst(authority.count)) : "/"
+        path = rest.count > authority.count ? String(rest.dropFirst(authority.count)) : ""
         if let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) {
             host = String(authority[..<colon])
             self.port = port
@@ -100,6 +100,9 @@ public struct HTTPURL: Sendable {
         }
         guard !host.isEmpty else { return nil }
     }
+
+    /// `http://host:port`, without the path.
+    public var origin: String { "http://\(host):\(port)" }
 
     /// The base URL with another path.
     public func with(path: String) -> HTTPURL {

@@ -93,9 +93,18 @@ struct DeviceRegistrationRoutes {
             }
             let platform = form["X-platform"].flatMap(Platform.init(rawValue:)) ?? .android
             guard platform != .web else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
+            // An installation id links the token to the installation, so that `fid` sends reach it.
+            var installationID: String?
+            if let fid = form["X-appid"], let auth = form["X-Goog-Firebase-Installations-Auth"],
+                let verified = environment.tokens.verifyInstallationToken(auth, now: now),
+                verified.projectID == project.id, verified.fid == fid
+            {
+                installationID = fid
+            }
             registration = Registration(
                 token: Registration.makeToken(), kind: .app, projectID: project.id, sender: sender, appID: app,
-                subtype: subtype, platform: platform, androidID: androidID, createdAt: now)
+                subtype: subtype, platform: platform, androidID: androidID, installationID: installationID,
+                createdAt: now)
         } else {
             guard subtype != nil else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
             registration = Registration(

@@ -5,7 +5,9 @@ struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "A self-hosted cloud messaging service that speaks FCM's protocols.",
-        subcommands: [Serve.self, ProjectCommand.self, TokenCommand.self, BenchCommand.self])
+        subcommands: [
+            Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self,
+        ])
 }
 
 /// Options every command that opens the store takes.

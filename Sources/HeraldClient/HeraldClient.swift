@@ -1,0 +1,414 @@
+import Crypto
+import Foundation
+public import HeraldCore
+import HeraldProtocol
+public import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import SwiftProtobuf
+
+/// The device SDK: registers an app instance with Herald, keeps its MCS connection up
+/// (TLS, heartbeats, reconnects with jittered exponential backoff), and hands received
+/// messages to the app once each, acknowledging them after the app has handled them.
+///
+/// Run `run()` in a task for as long as the app wants messages, and iterate `events`:
+/// a message is acknowledged when the loop asks for the next one, so one that the app
+/// did not finish handling is delivered again after a restart.
+public actor HeraldClient {
+    /// Where to register and connect, and how.
+    public struct Configuration: Sendable {
+        /// How the gateway connection is secured.
+        public enum Trust: Sendable {
+            /// TLS, trusting the CA certificate in this PEM file.
+            case certificateAuthority(path: String)
+            /// TLS, trusting the system's roots.
+            case system
+            /// No TLS.
+            case plaintext
+        }
+
+        /// Herald's HTTP base URL (`http://host:port`).
+        public var server: String
+        public var projectID: String
+        public var apiKey: String
+        public var appID: String
+        public var platform: Platform
+        public var gatewayHost: String
+        public var gatewayPort: Int
+        public var trust: Trust
+        /// Where the identity is kept between runs; nil keeps it in memory only.
+        public var identityPath: String?
+        /// Seconds between heartbeats on an idle connection. Default 60.
+        public var heartbeatSeconds: Int = 60
+        /// First and largest reconnect delay, in seconds. Defaults 0.5 and 60.
+        public var initialBackoffSeconds: Double = 0.5
+        public var maximumBackoffSeconds: Double = 60
+
+        public init(
+            server: String, projectID: String, apiKey: String, appID: String, platform: Platform = .android,
+            gatewayHost: String, gatewayPort: Int = 5228, trust: Trust, identityPath: String? = nil
+        ) {
+            self.server = server
+            self.projectID = projectID
+            self.apiKey = apiKey
+            self.appID = appID
+            self.platform = platform
+            self.gatewayHost = gatewayHost
+            self.gatewayPort = gatewayPort
+            self.trust = trust
+            self.identityPath = identityPath
+        }
+    }
+
+    /// Why the client stopped.
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    public nonisolated let configuration: Configuration
+    private let logger: Logger
+    private var identity: DeviceIdentity?
+    private let eventStream: AsyncStream<PendingEvent>
+    private let eventContinuation: AsyncStream<PendingEvent>.Continuation
+    private var handedOut: Set<String> = []
+    private var connection: AsyncStream<Command>.Continuation?
+    private var sslContext: NIOSSLContext?
+
+    /// Events for the app, in order; iterate it once.
+    public nonisolated var events: ClientEvents { ClientEvents(client: self, stream: eventStream) }
+
+    public init(configuration: Configuration, logger: Logger = Logger(label: "herald.client")) {
+        self.configuration = configuration
+        self.logger = logger
+        (eventStream, eventContinuation) = AsyncStream.makeStream(of: PendingEvent.self)
+    }
+
+    /// The registration token, once registered.
+    public var token: String? { identity?.token }
+
+    /// Whether an MCS connection is logged in.
+    public var isConnected: Bool { connection != nil }
+
+    // MARK: Registration
+
+    /// Registers this app instance, or reuses the identity file when it matches the
+    /// project and app; answers the registration token.
+    @discardableResult
+    public func register() async throws -> String {
+        if identity == nil, let path = configuration.identityPath, let saved = try DeviceIdentity.load(from: path),
+            saved.projectID == configuration.projectID, saved.appID == configuration.appID,
+            saved.platform == configuration.platform.rawValue
+        {
+            identity = saved
+        }
+        if let identity { return identity.token }
+        guard let server = HTTPURL(configuration.server) else {
+            throw Failure(description: "the server URL must be http://HOST:PORT")
+        }
+        let registrar = Registrar(server: server)
+        let (androidID, securityToken) = try await registrar.checkin(existing: nil)
+        let installation = try await registrar.install(
+            projectID: configuration.projectID, apiKey: configuration.apiKey, appID: configuration.appID)
+        var made = DeviceIdentity(
+            androidID: androidID, securityToken: securityToken, token: "", projectID: configuration.projectID,
+            projectNumber: installation.projectNumber, appID: configuration.appID,
+            platform: configuration.platform.rawValue, installationID: installation.fid)
+        switch configuration.platform {
+        case .android, .apple:
+            made.token = try await registrar.register3(
+                androidID: androidID, securityToken: securityToken,
+                fields: [
+                    ("app", configuration.appID), ("device", String(androidID)), ("sender", installation.projectNumber),
+                    ("X-platform", configuration.platform.rawValue), ("X-appid", installation.fid),
+                    ("X-Goog-Firebase-Installations-Auth", installation.authToken),
+                ])
+        case .web:
+            let channel = try await registrar.register3(
+                androidID: androidID, securityToken: securityToken,
+                fields: [
+                    ("app", "org.herald.web"), ("device", String(androidID)), ("sender", "herald-web-push"),
+                    ("X-subtype", "wp:\(configuration.appID)#\(SecureRandom.hex(bytes: 8))"),
+                ])
+            let key = P256.KeyAgreement.PrivateKey()
+            let auth = SecureRandom.bytes(16)
+            made.token = try await registrar.registerWeb(
+                projectID: configuration.projectID, apiKey: configuration.apiKey,
+                installationAuth: installation.authToken, channelToken: channel,
+                p256dh: Array(key.publicKey.x963Representation), auth: auth)
+            made.webPrivateKey = Base64URL.encode(key.rawRepresentation)
+            made.webAuthSecret = Base64URL.encode(auth)
+        }
+        identity = made
+        try persist()
+        logger.info("registered", metadata: ["token": "\(Registration.redacted(made.token))"])
+        return made.token
+    }
+
+    // MARK: Connection
+
+    /// Keeps the MCS connection up until the task is cancelled, reconnecting with
+    /// jittered exponential backoff. Registers first if needed.
+    public func run() async throws {
+        try await register()
+        var delay = configuration.initialBackoffSeconds
+        while !Task.isCancelled {
+            do {
+                try await connectOnce { delay = self.configuration.initialBackoffSeconds }
+            } catch is CancellationError {
+                return
+            } catch let failure as Failure {
+                throw failure
+            } catch {
+                logger.debug("connection ended", metadata: ["error": "\(error)"])
+            }
+            connection = nil
+            guard !Task.isCancelled else { return }
+            let jittered = delay * Double.random(in: 0.5...1.5)
+            try? await Task.sleep(for: .milliseconds(Int(jittered * 1000)))
+            delay = min(delay * 2, configuration.maximumBackoffSeconds)
+        }
+    }
+
+    enum Command: Sendable {
+        case frame(MCSFrame)
+        case inbound(MCSFrame)
+        case inboundEnded
+        case tick
+    }
+
+    /// One connection: log in, then read frames, answer heartbeats and send acks until it ends.
+    private func connectOnce(onLoggedIn: () -> Void) async throws {
+        guard let identity else { throw Failure(description: "not registered") }
+        let channel = try await openChannel()
+        try await channel.executeThenClose { inbound, outbound in
+            let (commands, continuation) = AsyncStream.makeStream(of: Command.self)
+            defer { continuation.finish() }
+            try await outbound.write(try MCSFrame(.loginRequest, loginRequest(identity)))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    do {
+                        for try await frame in inbound { continuation.yield(.inbound(frame)) }
+                    } catch {}
+                    continuation.yield(.inboundEnded)
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        try await Task.sleep(for: .seconds(1))
+                        continuation.yield(.tick)
+                    }
+                }
+                let clock = ContinuousClock()
+                let started = clock.now
+                var loggedIn = false
+                var lastInbound = clock.now
+                var lastOutbound = clock.now
+                let interval = Duration.seconds(configuration.heartbeatSeconds)
+                defer { group.cancelAll() }
+                loop: for await command in commands {
+                    switch command {
+                    case .frame(let frame):
+                        try await outbound.write(frame)
+                        lastOutbound = clock.now
+                    case .inbound(let frame) where !loggedIn:
+                        guard frame.tag == .loginResponse else { throw HandshakeError.unexpected(frame.tag) }
+                        let response = try frame.decode(as: McsProto_LoginResponse.self)
+                        if response.hasError {
+                            throw Failure(
+                                description: "login refused: \(response.error.code) \(response.error.message)")
+                        }
+                        loggedIn = true
+                        lastInbound = clock.now
+                        onLoggedIn()
+                        self.identity?.unacknowledgedIDs = []
+                        try? persist()
+                        connection = continuation
+                    case .inbound(let frame):
+                        lastInbound = clock.now
+                        switch frame.tag {
+                        case .heartbeatPing:
+                            try await outbound.write(try MCSFrame(.heartbeatAck, McsProto_HeartbeatAck()))
+                            lastOutbound = clock.now
+                        case .dataMessageStanza:
+                            receive(try frame.decode(as: McsProto_DataMessageStanza.self))
+                        case .close, .streamErrorStanza:
+                            break loop
+                        default:
+                            break
+                        }
+                    case .inboundEnded:
+                        break loop
+                    case .tick:
+                        if !loggedIn, clock.now - started > .seconds(30) { break loop }
+                        if clock.now - lastInbound > interval * 2 + .seconds(10) { break loop }
+                        if loggedIn, clock.now - lastOutbound >= interval {
+                            try await outbound.write(try MCSFrame(.heartbeatPing, McsProto_HeartbeatPing()))
+                            lastOutbound = clock.now
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    enum HandshakeError: Error {
+        case unexpected(MCSTag)
+    }
+
+    private func openChannel() async throws -> NIOAsyncChannel<MCSFrame, MCSFrame> {
+        var tls: NIOSSLContext?
+        switch configuration.trust {
+        case .plaintext:
+            tls = nil
+        case .system, .certificateAuthority:
+            if sslContext == nil {
+                var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
+                if case .certificateAuthority(let path) = configuration.trust {
+                    tlsConfiguration.trustRoots = .file(path)
+                }
+                sslContext = try NIOSSLContext(configuration: tlsConfiguration)
+            }
+            tls = sslContext
+        }
+        let host = configuration.gatewayHost
+        let hostname = host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
+        return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .connectTimeout(.seconds(10))
+            .connect(host: host, port: configuration.gatewayPort) { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    if let tls {
+                        try channel.pipeline.syncOperations.addHandler(
+                            NIOSSLClientHandler(context: tls, serverHostname: hostname))
+                    }
+                    try channel.pipeline.syncOperations.addHandler(
+                        ByteToMessageHandler(MCSFrameDecoderHandler(expectsVersion: true)))
+                    try channel.pipeline.syncOperations.addHandler(
+                        MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
+                    return try NIOAsyncChannel<MCSFrame, MCSFrame>(wrappingChannelSynchronously: channel)
+                }
+            }
+    }
+
+    private func loginRequest(_ identity: DeviceIdentity) -> McsProto_LoginRequest {
+        var login = McsProto_LoginRequest()
+        login.id = "herald-client-1"
+        login.domain = "mcs.android.com"
+        login.user = String(identity.androidID)
+        login.resource = String(identity.androidID)
+        login.authToken = String(identity.securityToken)
+        login.deviceID = "android-" + String(identity.androidID, radix: 16)
+        login.authService = .androidID
+        login.useRmq2 = true
+        login.adaptiveHeartbeat = false
+        var setting = McsProto_Setting()
+        setting.name = "new_vc"
+        setting.value = "1"
+        login.setting = [setting]
+        login.receivedPersistentID = identity.unacknowledgedIDs
+        var heartbeat = McsProto_HeartbeatStat()
+        heartbeat.ip = ""
+        heartbeat.timeout = false
+        heartbeat.intervalMs = Int32(configuration.heartbeatSeconds * 1000)
+        login.heartbeatStat = heartbeat
+        return login
+    }
+
+    // MARK: Receiving and acknowledging
+
+    /// An event and what acknowledging it takes.
+    struct PendingEvent: Sendable {
+        var event: ClientEvent
+        var persistentID: String
+        var messageID: String?
+    }
+
+    private func receive(_ stanza: McsProto_DataMessageStanza) {
+        guard let identity else { return }
+        if stanza.appData.first(where: { $0.key == "message_type" })?.value == "deleted_messages" {
+            let count = Int(stanza.appData.first { $0.key == "total_deleted" }?.value ?? "") ?? 0
+            deliver(PendingEvent(event: .deletedMessages(count: count), persistentID: stanza.persistentID))
+            return
+        }
+        guard let message = MessageDecoding.remoteMessage(from: stanza, identity: identity) else {
+            logger.warning("undecodable message dropped", metadata: ["id": "\(stanza.persistentID)"])
+            acknowledge(persistentID: stanza.persistentID)
+            return
+        }
+        // Seen before (delivered again after a reconnect or restart): acknowledge only.
+        if identity.handledMessageIDs.contains(message.messageID) {
+            acknowledge(persistentID: stanza.persistentID)
+            return
+        }
+        deliver(PendingEvent(event: .message(message), persistentID: stanza.persistentID, messageID: message.messageID))
+    }
+
+    private func deliver(_ event: PendingEvent) {
+        guard handedOut.insert(event.persistentID).inserted else { return }
+        eventContinuation.yield(event)
+    }
+
+    /// Called when the app has finished with an event.
+    func handled(_ event: PendingEvent) {
+        handedOut.remove(event.persistentID)
+        if let messageID = event.messageID {
+            identity?.handledMessageIDs.append(messageID)
+            if let count = identity?.handledMessageIDs.count, count > DeviceIdentity.handledLimit {
+                identity?.handledMessageIDs.removeFirst(count - DeviceIdentity.handledLimit)
+            }
+        }
+        acknowledge(persistentID: event.persistentID)
+    }
+
+    private func acknowledge(persistentID: String) {
+        if let connection {
+            var ack = McsProto_SelectiveAck()
+            ack.id = [persistentID]
+            var iq = McsProto_IqStanza()
+            iq.type = .set
+            iq.id = ""
+            var extensionMessage = McsProto_Extension()
+            extensionMessage.id = MCSFrame.selectiveAckExtension
+            extensionMessage.data = (try? ack.serializedData()) ?? Data()
+            iq.extension = extensionMessage
+            if let frame = try? MCSFrame(.iqStanza, iq) { connection.yield(.frame(frame)) }
+        } else {
+            identity?.unacknowledgedIDs.append(persistentID)
+        }
+        try? persist()
+    }
+
+    private func persist() throws {
+        guard let path = configuration.identityPath, let identity else { return }
+        try identity.save(to: path)
+    }
+}
+
+/// The app's view of a client's events: a message is acknowledged when the app asks for
+/// the next one, that is, after its handler for this one returned.
+public struct ClientEvents: AsyncSequence, Sendable {
+    public typealias Element = ClientEvent
+
+    let client: HeraldClient
+    let stream: AsyncStream<HeraldClient.PendingEvent>
+
+    public func makeAsyncIterator() -> Iterator {
+        Iterator(client: client, iterator: stream.makeAsyncIterator())
+    }
+
+    public struct Iterator: AsyncIteratorProtocol {
+        let client: HeraldClient
+        var iterator: AsyncStream<HeraldClient.PendingEvent>.Iterator
+        var current: HeraldClient.PendingEvent?
+
+        public mutating func next() async -> ClientEvent? {
+            if let current {
+                await client.handled(current)
+                self.current = nil
+            }
+            guard let pending = await iterator.next() else { return nil }
+            current = pending
+            return pending.event
+        }
+    }
+}

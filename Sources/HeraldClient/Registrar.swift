@@ -1,0 +1,127 @@
+import HeraldCore
+import HeraldProtocol
+import NIOHTTP1
+import SwiftProtobuf
+
+/// The HTTP side of becoming a device: check-in, Firebase installation, and registration
+/// (`register3` for native platforms, FCM web registrations for web).
+struct Registrar {
+    let server: HTTPURL
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    private func post(_ path: String, headers: [(String, String)], body: [UInt8]) async throws -> HTTPResult {
+        try await HTTPConnection.with(host: server.host, port: server.port) { connection in
+            try await connection.request(.POST, server.path.trimmingTrailingSlash + path, headers: headers, body: body)
+        }
+    }
+
+    /// Checks in: a new device, or the existing one when `existing` is given.
+    func checkin(existing: (androidID: UInt64, securityToken: UInt64)?) async throws -> (UInt64, UInt64) {
+        var request = CheckinProto_AndroidCheckinRequest()
+        request.version = 3
+        request.userSerialNumber = 0
+        var checkin = CheckinProto_AndroidCheckinProto()
+        checkin.type = .deviceAndroidOs
+        request.checkin = checkin
+        if let existing {
+            request.id = Int64(bitPattern: existing.androidID)
+            request.securityToken = existing.securityToken
+        }
+        let result = try await post(
+            "/checkin", headers: [("Content-Type", "application/x-protobuf")], body: try request.serializedBytes())
+        guard result.status == 200 else { throw Failure(description: "check-in failed with HTTP \(result.status)") }
+        let response = try CheckinProto_AndroidCheckinResponse(serializedBytes: result.body)
+        return (response.androidID, response.securityToken)
+    }
+
+    /// Creates a Firebase installation; answers its id, auth token and the project number.
+    func install(projectID: String, apiKey: String, appID: String) async throws
+        -> (fid: String, authToken: String, projectNumber: String)
+    {
+        let body = JSONValue.stringObject([
+            ("fid", SecureRandom.token(bytes: 16)), ("appId", appID), ("authVersion", "FIS_v2"),
+            ("sdkVersion", "herald:1"),
+        ])
+        let result = try await post(
+            "/v1/projects/\(projectID)/installations",
+            headers: [("x-goog-api-key", apiKey), ("Content-Type", "application/json")], body: body.renderedBytes)
+        let json = try? JSONParser.parse(result.body)
+        guard result.status == 200, let fid = json?["fid"]?.stringValue,
+            let token = json?["authToken"]?["token"]?.stringValue,
+            let number = json?["name"]?.stringValue?.split(separator: "/").dropFirst().first
+        else {
+            throw Failure(
+                description: "installation failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
+        }
+        return (fid, token, String(number))
+    }
+
+    /// `register3`: answers the registration token.
+    func register3(androidID: UInt64, securityToken: UInt64, fields: [(String, String)]) async throws -> String {
+        let form = fields.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+        let result = try await post(
+            "/c2dm/register3",
+            headers: [
+                ("Authorization", "AidLogin \(androidID):\(securityToken)"),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            body: Array(form.utf8))
+        let text = String(decoding: result.body, as: UTF8.self)
+        guard result.status == 200, text.hasPrefix("token=") else {
+            throw Failure(description: "registration failed (\(result.status)): \(text)")
+        }
+        return String(text.dropFirst("token=".count))
+    }
+
+    /// An FCM web registration riding on a push channel; answers the registration token.
+    func registerWeb(
+        projectID: String, apiKey: String, installationAuth: String, channelToken: String, p256dh: [UInt8],
+        auth: [UInt8]
+    ) async throws -> String {
+        let body = JSONValue.object([
+            (
+                key: "web",
+                value: .stringObject([
+                    ("endpoint", "\(server.origin)/fcm/send/\(channelToken)"),
+                    ("p256dh", Base64URL.encode(p256dh)), ("auth", Base64URL.encode(auth)),
+                ])
+            )
+        ])
+        let result = try await post(
+            "/v1/projects/\(projectID)/registrations",
+            headers: [
+                ("x-goog-api-key", apiKey), ("x-goog-firebase-installations-auth", installationAuth),
+                ("Content-Type", "application/json"),
+            ],
+            body: body.renderedBytes)
+        guard result.status == 200, let token = (try? JSONParser.parse(result.body))?["token"]?.stringValue else {
+            throw Failure(
+                description:
+                    "web registration failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
+        }
+        return token
+    }
+
+    private func percentEncode(_ text: String) -> String {
+        var output = ""
+        for byte in text.utf8 {
+            if Base64URL.isAlphabet(byte) || byte == UInt8(ascii: ".") || byte == UInt8(ascii: "~") {
+                output.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                output += "%" + String(byte, radix: 16, uppercase: true).leftPadded(to: 2)
+            }
+        }
+        return output
+    }
+}
+
+extension String {
+    fileprivate var trimmingTrailingSlash: String { hasSuffix("/") ? String(dropLast()) : self }
+
+    fileprivate func leftPadded(to length: Int) -> String {
+        String(repeating: "0", count: max(0, length - count)) + self
+    }
+}

@@ -1,0 +1,89 @@
+import ArgumentParser
+import Foundation
+import HeraldClient
+import HeraldCore
+import Logging
+import UnixSignals
+
+struct DeviceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "device",
+        abstract: "A command-line device: registers, prints its token, then one JSON line per message received.")
+
+    @Option(help: "Herald's HTTP base URL.") var server = "http://127.0.0.1:8080"
+    @Option(help: "The project id.") var project: String
+    @Option(name: .customLong("api-key"), help: "The project's API key (herald project show).") var apiKey: String
+    @Option(name: .customLong("app-id"), help: "The app id (package name or Firebase app id).") var appID: String
+    @Option(help: "The device gateway, HOST:PORT (default: the server's host, port 5228).") var gateway: String?
+    @Option(help: "android, apple or web.") var platform = "android"
+    @Option(help: "Where to keep this device's identity between runs.") var identity: String?
+    @Option(help: "The gateway CA certificate to trust (the server prints its path).") var ca: String?
+    @Flag(help: "Connect to the gateway without TLS.") var plaintext = false
+
+    func run() async throws {
+        guard let platform = Platform(rawValue: platform) else {
+            throw ValidationError("--platform must be android, apple or web")
+        }
+        guard let base = HTTPURL(server) else { throw ValidationError("--server must be http://HOST:PORT") }
+        var gatewayHost = base.host
+        var gatewayPort = 5228
+        if let gateway {
+            let parts = gateway.split(separator: ":")
+            guard parts.count == 2, let port = Int(parts[1]) else { throw ValidationError("--gateway is HOST:PORT") }
+            gatewayHost = String(parts[0])
+            gatewayPort = port
+        }
+        let trust: HeraldClient.Configuration.Trust =
+            plaintext ? .plaintext : ca.map { .certificateAuthority(path: $0) } ?? .system
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = .warning
+            return handler
+        }
+        let client = HeraldClient(
+            configuration: .init(
+                server: server, projectID: project, apiKey: apiKey, appID: appID, platform: platform,
+                gatewayHost: gatewayHost, gatewayPort: gatewayPort, trust: trust, identityPath: identity))
+        let token = try await client.register()
+        emit("token: \(token)")
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { try await client.run() }
+            group.addTask {
+                for await event in client.events {
+                    emit(Self.line(for: event))
+                }
+            }
+            group.addTask {
+                for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return }
+            }
+            _ = try await group.next()
+            group.cancelAll()
+        }
+    }
+
+    static func line(for event: ClientEvent) -> String {
+        switch event {
+        case .deletedMessages(let count):
+            return "deleted: \(count)"
+        case .message(let message):
+            var members: [(key: String, value: JSONValue)] = [
+                (key: "id", value: .string(message.messageID)), (key: "from", value: .string(message.from)),
+            ]
+            if let collapseKey = message.collapseKey {
+                members.append((key: "collapse_key", value: .string(collapseKey)))
+            }
+            members.append((key: "data", value: .sortedStringObject(message.data)))
+            if let notification = message.notification {
+                members.append((key: "notification", value: .sortedStringObject(notification)))
+            }
+            if let sent = message.sentTime { members.append((key: "sent", value: .number(Double(sent.milliseconds)))) }
+            if let priority = message.priority { members.append((key: "priority", value: .string(priority))) }
+            return JSONValue.object(members).rendered
+        }
+    }
+}
+
+/// Writes a line to standard output at once, unbuffered, so that a pipe sees each event as it happens.
+func emit(_ line: String) {
+    FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
