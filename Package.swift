@@ -202,6 +202,7 @@ let package = Package(
                 "HeraldHTTP",
                 "HeraldServer",
                 "HeraldClient",
+                "HeraldTools",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

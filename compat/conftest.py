@@ -28,7 +28,9 @@ class HeraldServer:
         self.directory = tempfile.mkdtemp(prefix="herald-compat-")
         self.data_dir = os.path.join(self.directory, "data")
         self.port = free_port()
+        self.gateway_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.ca_file = os.path.join(self.data_dir, "tls", "ca.pem")
         self.process = None
 
     def cli(self, *args):
@@ -46,12 +48,19 @@ class HeraldServer:
         key_file = fields["key file"]
         with open(key_file) as f:
             assert json.load(f)["token_uri"] == f"{self.url}/token"
-        return {"key_file": key_file, "key_id": fields["key id"], "number": fields["project number"].split()[0]}
+        return {
+            "id": project_id,
+            "key_file": key_file,
+            "key_id": fields["key id"],
+            "number": fields["project number"].split()[0],
+            "api_key": fields["api key"],
+        }
 
     def start(self):
         log = open(os.path.join(self.directory, "serve.log"), "ab")
         self.process = subprocess.Popen(
-            [HERALD, "serve", "--data-dir", self.data_dir, "--http-port", str(self.port)],
+            [HERALD, "serve", "--data-dir", self.data_dir, "--http-port", str(self.port),
+             "--gateway-port", str(self.gateway_port)],
             stdout=log, stderr=subprocess.STDOUT,
         )
         deadline = time.time() + 30
@@ -81,7 +90,7 @@ class HeraldServer:
 @pytest.fixture(scope="session")
 def herald():
     server = HeraldServer()
-    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta")}
+    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices")}
     server.start()
     yield server
     server.stop()

@@ -26,3 +26,21 @@ def redirect(app, base_url):
     service._fcm_topic_url = f"{base}/v1/projects/{service._project_id}/registrations"
     messaging._MessagingService.IID_URL = base
     return service
+
+
+def redirect_receiver(base_url, gateway_port, ca_file):
+    """Point the firebase-messaging receiver (0.4.5) at Herald: its registration endpoints
+    are module attributes of fcmregister, its MCS endpoint those of fcmpushclient, and it
+    trusts the CA named by SSL_CERT_FILE for the TLS connection."""
+    import os
+
+    from firebase_messaging import fcmpushclient, fcmregister
+
+    base = base_url.rstrip("/")
+    fcmregister.GCM_CHECKIN_URL = f"{base}/checkin"
+    fcmregister.GCM_REGISTER_URL = f"{base}/c2dm/register3"
+    fcmregister.FCM_INSTALLATION = f"{base}/v1/"
+    fcmregister.FCM_REGISTRATION = f"{base}/v1/"
+    fcmpushclient.MCS_HOST = "127.0.0.1"
+    fcmpushclient.MCS_PORT = gateway_port
+    os.environ["SSL_CERT_FILE"] = ca_file

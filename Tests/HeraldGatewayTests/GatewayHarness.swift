@@ -1,0 +1,142 @@
+import Foundation
+import HeraldClient
+import HeraldCore
+import HeraldGateway
+import HeraldProtocol
+import HeraldServer
+import HeraldStorage
+import HeraldTools
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import Testing
+
+/// A whole Herald node on free loopback ports (HTTP and a TLS gateway), over a SQLite
+/// store in a temporary directory, with one project whose key file the harness holds.
+struct GatewayHarness {
+    let node: HeraldNode
+    let directory: String
+    let httpPort: Int
+    let gatewayPort: Int
+    let project: Project
+    let credentials: ServiceAccountCredentials
+    let caPath: String
+
+    var server: String { "http://127.0.0.1:\(httpPort)" }
+
+    /// Starts a node, runs `body` with it, and stops the node.
+    static func with<T: Sendable>(
+        heartbeatSeconds: Int = 240, _ body: @Sendable (GatewayHarness) async throws -> T
+    ) async throws -> T {
+        let directory = "/tmp/herald-gateway-test-" + SecureRandom.hex(bytes: 6)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store = try SQLiteStore(dataDirectory: directory + "/data")
+        let issued = try await ProjectAdministration(store: store).createProject(
+            id: "gateway-test", publicURL: "http://127.0.0.1:1", keyFileDirectory: directory)
+        var configuration = ServerConfiguration()
+        configuration.dataDirectory = directory + "/data"
+        configuration.httpPort = 0
+        var gateway = GatewayConfiguration()
+        gateway.ports = [0]
+        gateway.heartbeatSeconds = heartbeatSeconds
+        gateway.security = .generated(dataDirectory: directory + "/data", hostnames: ["127.0.0.1"])
+        configuration.gateway = gateway
+        var logger = Logger(label: "gateway-test")
+        logger.logLevel = .warning
+        let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
+        let (ports, continuation) = AsyncStream.makeStream(of: (Int, [Int]).self)
+        return try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask {
+                try await node.run { http, gateway in continuation.yield((http, gateway)) }
+                return nil
+            }
+            var iterator = ports.makeAsyncIterator()
+            guard let (httpPort, gatewayPorts) = await iterator.next() else { throw HarnessError("node did not start") }
+            var account = try ServiceAccountCredentials(keyFile: issued.keyFilePath)
+            account.tokenURI = "http://127.0.0.1:\(httpPort)/token"
+            let harness = GatewayHarness(
+                node: node, directory: directory, httpPort: httpPort, gatewayPort: gatewayPorts[0],
+                project: issued.project, credentials: account, caPath: directory + "/data/tls/ca.pem")
+            let result = try await body(harness)
+            group.cancelAll()
+            return result
+        }!
+    }
+
+    /// A client configuration for a new device of the test project.
+    func clientConfiguration(platform: Platform = .android, identity: String? = nil) -> HeraldClient.Configuration {
+        var configuration = HeraldClient.Configuration(
+            server: server, projectID: project.id, apiKey: project.apiKey, appID: "com.example.test",
+            platform: platform,
+            gatewayHost: "127.0.0.1", gatewayPort: gatewayPort, trust: .certificateAuthority(path: caPath),
+            identityPath: identity)
+        configuration.initialBackoffSeconds = 0.05
+        configuration.maximumBackoffSeconds = 0.5
+        return configuration
+    }
+
+    /// Sends a message with the HTTP v1 API; answers the message id.
+    func send(_ message: String) async throws -> String {
+        let token = try await credentials.accessToken()
+        let result = try await HTTPConnection.with(host: "127.0.0.1", port: httpPort) { connection in
+            try await connection.request(
+                .POST, "/v1/projects/\(project.id)/messages:send",
+                headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
+                body: Array(#"{"message":\#(message)}"#.utf8))
+        }
+        guard result.status == 200, let name = (try? JSONParser.parse(result.body))?["name"]?.stringValue else {
+            throw HarnessError("send failed: \(result.status) \(String(decoding: result.body, as: UTF8.self))")
+        }
+        return String(name.split(separator: "/").last!)
+    }
+
+    /// A device made directly in the store, with an app registration for the test project.
+    func makeDevice() async throws -> (device: Device, token: String) {
+        let device = Device.make(at: node.clock.now())
+        try await node.store.createDevice(device)
+        let token = Registration.makeToken()
+        try await node.store.createRegistration(
+            Registration(
+                token: token, kind: .app, projectID: project.id, sender: String(project.number),
+                appID: "com.example.raw", subtype: nil, platform: .android, androidID: device.androidID,
+                createdAt: node.clock.now()))
+        return (device, token)
+    }
+
+    /// Waits until `condition` holds, for at most `seconds`.
+    static func eventually(
+        _ seconds: Double = 10, _ condition: @Sendable () async throws -> Bool,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
+        let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
+        while ContinuousClock.now < deadline {
+            if try await condition() { return }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        Issue.record("condition not met in \(seconds) s", sourceLocation: sourceLocation)
+        throw HarnessError("timed out")
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// The first event a client's app sees, within a time limit.
+func firstEvent(_ client: HeraldClient, within seconds: Double = 10) async throws -> ClientEvent {
+    try await withThrowingTaskGroup(of: ClientEvent?.self) { group in
+        group.addTask {
+            var iterator = client.events.makeAsyncIterator()
+            return await iterator.next()
+        }
+        group.addTask {
+            try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            return nil
+        }
+        defer { group.cancelAll() }
+        guard let event = try await group.next() ?? nil else { throw HarnessError("no event in \(seconds) s") }
+        return event
+    }
+}
