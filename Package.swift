@@ -170,6 +170,7 @@ let package = Package(
                 "HeraldTools",
                 "HeraldClient",
                 "HeraldGateway",
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

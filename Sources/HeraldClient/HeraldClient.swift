@@ -106,7 +106,7 @@ public actor HeraldClient {
         guard let server = HTTPURL(configuration.server) else {
             throw Failure(description: "the server URL must be http://HOST:PORT")
         }
-        let registrar = Registrar(server: server)
+        let registrar = DeviceRegistrar(server: server)
         let (androidID, securityToken) = try await registrar.checkin(existing: nil)
         let installation = try await registrar.install(
             projectID: configuration.projectID, apiKey: configuration.apiKey, appID: configuration.appID)
@@ -184,7 +184,7 @@ public actor HeraldClient {
         try await channel.executeThenClose { inbound, outbound in
             let (commands, continuation) = AsyncStream.makeStream(of: Command.self)
             defer { continuation.finish() }
-            try await outbound.write(try MCSFrame(.loginRequest, loginRequest(identity)))
+            try await outbound.write(loginRequest(identity))
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
@@ -260,58 +260,21 @@ public actor HeraldClient {
         switch configuration.trust {
         case .plaintext:
             tls = nil
-        case .system, .certificateAuthority:
-            if sslContext == nil {
-                var tlsConfiguration = TLSConfiguration.makeClientConfiguration()
-                if case .certificateAuthority(let path) = configuration.trust {
-                    tlsConfiguration.trustRoots = .file(path)
-                }
-                sslContext = try NIOSSLContext(configuration: tlsConfiguration)
-            }
+        case .system:
+            if sslContext == nil { sslContext = try MCSClientChannel.tlsContext(trusting: nil) }
+            tls = sslContext
+        case .certificateAuthority(let path):
+            if sslContext == nil { sslContext = try MCSClientChannel.tlsContext(trusting: path) }
             tls = sslContext
         }
-        let host = configuration.gatewayHost
-        let hostname = host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
-        return try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .connectTimeout(.seconds(10))
-            .connect(host: host, port: configuration.gatewayPort) { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(
-                            NIOSSLClientHandler(context: tls, serverHostname: hostname))
-                    }
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(MCSFrameDecoderHandler(expectsVersion: true)))
-                    try channel.pipeline.syncOperations.addHandler(
-                        MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
-                    return try NIOAsyncChannel<MCSFrame, MCSFrame>(wrappingChannelSynchronously: channel)
-                }
-            }
+        return try await MCSClientChannel.connect(
+            host: configuration.gatewayHost, port: configuration.gatewayPort, tls: tls)
     }
 
-    private func loginRequest(_ identity: DeviceIdentity) -> McsProto_LoginRequest {
-        var login = McsProto_LoginRequest()
-        login.id = "herald-client-1"
-        login.domain = "mcs.android.com"
-        login.user = String(identity.androidID)
-        login.resource = String(identity.androidID)
-        login.authToken = String(identity.securityToken)
-        login.deviceID = "android-" + String(identity.androidID, radix: 16)
-        login.authService = .androidID
-        login.useRmq2 = true
-        login.adaptiveHeartbeat = false
-        var setting = McsProto_Setting()
-        setting.name = "new_vc"
-        setting.value = "1"
-        login.setting = [setting]
-        login.receivedPersistentID = identity.unacknowledgedIDs
-        var heartbeat = McsProto_HeartbeatStat()
-        heartbeat.ip = ""
-        heartbeat.timeout = false
-        heartbeat.intervalMs = Int32(configuration.heartbeatSeconds * 1000)
-        login.heartbeatStat = heartbeat
-        return login
+    private func loginRequest(_ identity: DeviceIdentity) -> MCSFrame {
+        MCSFrame.login(
+            androidID: identity.androidID, securityToken: identity.securityToken,
+            receivedPersistentIDs: identity.unacknowledgedIDs, heartbeatSeconds: configuration.heartbeatSeconds)
     }
 
     // MARK: Receiving and acknowledging
@@ -362,16 +325,7 @@ public actor HeraldClient {
 
     private func acknowledge(persistentID: String) {
         if let connection {
-            var ack = McsProto_SelectiveAck()
-            ack.id = [persistentID]
-            var iq = McsProto_IqStanza()
-            iq.type = .set
-            iq.id = ""
-            var extensionMessage = McsProto_Extension()
-            extensionMessage.id = MCSFrame.selectiveAckExtension
-            extensionMessage.data = (try? ack.serializedData()) ?? Data()
-            iq.extension = extensionMessage
-            if let frame = try? MCSFrame(.iqStanza, iq) { connection.yield(.frame(frame)) }
+            connection.yield(.frame(MCSFrame.selectiveAck([persistentID])))
         } else {
             identity?.unacknowledgedIDs.append(persistentID)
         }

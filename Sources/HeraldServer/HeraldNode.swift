@@ -119,8 +119,12 @@ struct GatewayService: Service {
     let onListening: @Sendable ([Int]) async -> Void
 
     func run() async throws {
-        try await cancelWhenGracefulShutdown {
-            try await gateway.run(onListening: onListening)
+        do {
+            try await cancelWhenGracefulShutdown {
+                try await gateway.run(onListening: onListening)
+            }
+        } catch is CancellationError {
+            // Shutting down: the listeners and connections are closed.
         }
     }
 }

@@ -1,11 +1,103 @@
 import ArgumentParser
+import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldTools
+import NIOSSL
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench", abstract: "Measure a running Herald.", subcommands: [Send.self])
+        commandName: "bench", abstract: "Measure a running Herald.",
+        subcommands: [Send.self, Connect.self, EndToEnd.self])
+
+    /// Gateway options shared by the device benchmarks.
+    struct GatewayOptions: ParsableArguments {
+        @Option(help: "The device gateway, HOST:PORT.") var gateway = "127.0.0.1:5228"
+        @Option(help: "The gateway CA certificate to trust.") var ca: String?
+        @Flag(help: "Connect to the gateway without TLS.") var plaintext = false
+
+        func endpoint() throws -> (String, Int) {
+            let parts = gateway.split(separator: ":")
+            guard parts.count == 2, let port = Int(parts[1]) else { throw ValidationError("--gateway is HOST:PORT") }
+            return (String(parts[0]), port)
+        }
+
+        func tls() throws -> NIOSSLContext? {
+            plaintext ? nil : try MCSClientChannel.tlsContext(trusting: ca)
+        }
+    }
+
+    struct Connect: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Open N idle device connections; report connect rate and server RSS per connection.")
+
+        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
+        @OptionGroup var gatewayOptions: GatewayOptions
+        @Option(help: "How many connections.") var connections = 10_000
+        @Option(help: "Loopback source addresses to spread connections over, comma-separated.")
+        var sources = "127.0.0.1"
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its RSS.") var serverPID:
+            Int32?
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            let (host, port) = try gatewayOptions.endpoint()
+            let benchmark = ConnectBenchmark(
+                options: .init(
+                    server: base, gatewayHost: host, gatewayPort: port, tls: try gatewayOptions.tls(),
+                    connections: connections, sources: sources.split(separator: ",").map(String.init),
+                    serverPID: serverPID))
+            let quiet = json
+            let report = try await benchmark.run { line in if !quiet { print(line) } }
+            if json {
+                print(report.json.rendered)
+                return
+            }
+            print("connections   failures   connects/s   server RSS before   after   kB/connection")
+            print(
+                "\(report.connections)   \(report.failures)   \(Int(report.connectsPerSecond))   "
+                    + "\(report.serverRSSBeforeKB.map(String.init) ?? "-") kB   \(report.serverRSSAfterKB.map(String.init) ?? "-") kB   "
+                    + "\(report.kilobytesPerConnection.map { String(format: "%.2f", $0) } ?? "-")")
+        }
+    }
+
+    struct EndToEnd: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "e2e",
+            abstract: "Latency from a send request to receipt on connected devices, at a fixed rate.")
+
+        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
+        @Option(help: "A service-account key file of the project.") var credentials: String
+        @Option(name: .customLong("api-key"), help: "The project's API key, to register devices.") var apiKey: String
+        @OptionGroup var gatewayOptions: GatewayOptions
+        @Option(help: "Messages per second.") var rate = 1000
+        @Option(help: "How long to send, in seconds.") var seconds = 10.0
+        @Option(help: "How many devices share the messages.") var devices = 300
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            let (host, port) = try gatewayOptions.endpoint()
+            var account = try ServiceAccountCredentials(keyFile: credentials)
+            account.tokenURI = base.origin + "/token"
+            let benchmark = EndToEndBenchmark(
+                options: .init(
+                    server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
+                    tls: try gatewayOptions.tls(), rate: rate, seconds: seconds, devices: devices))
+            let quiet = json
+            let report = try await benchmark.run { line in if !quiet { print(line) } }
+            if json {
+                print(report.json.rendered)
+                return
+            }
+            print("sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs")
+            print(
+                "\(report.sent)   \(report.received)   \(report.failedSends)   \(Int(Double(report.sent) / report.seconds))   "
+                    + "\(Int(report.latency.p50))   \(Int(report.latency.p90))   \(Int(report.latency.p99))   \(Int(report.latency.max))"
+            )
+        }
+    }
 
     struct Send: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

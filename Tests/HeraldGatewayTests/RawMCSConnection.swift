@@ -1,3 +1,4 @@
+import HeraldClient
 import HeraldCore
 import HeraldProtocol
 import NIOCore
@@ -20,12 +21,7 @@ final class RawMCSConnection {
     static func with<T>(
         port: Int, caPath: String?, _ body: (RawMCSConnection) async throws -> T
     ) async throws -> T {
-        var context: NIOSSLContext?
-        if let caPath {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            configuration.trustRoots = .file(caPath)
-            context = try NIOSSLContext(configuration: configuration)
-        }
+        let context = try caPath.map { try MCSClientChannel.tlsContext(trusting: $0) }
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .connect(host: "127.0.0.1", port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
@@ -64,14 +60,10 @@ final class RawMCSConnection {
     func login(_ device: Device, securityToken: UInt64? = nil, received: [String] = []) async throws
         -> McsProto_LoginResponse?
     {
-        var login = McsProto_LoginRequest()
-        login.id = "raw-test"
-        login.domain = "mcs.android.com"
-        login.user = String(device.androidID)
-        login.resource = String(device.androidID)
-        login.authToken = String(securityToken ?? device.securityToken)
-        login.receivedPersistentID = received
-        try await send(try MCSFrame(.loginRequest, login))
+        try await send(
+            MCSFrame.login(
+                androidID: device.androidID, securityToken: securityToken ?? device.securityToken,
+                receivedPersistentIDs: received, clientID: "raw-test"))
         guard let frame = try await receive(), frame.tag == .loginResponse else { return nil }
         return try frame.decode(as: McsProto_LoginResponse.self)
     }
@@ -86,15 +78,6 @@ final class RawMCSConnection {
 
     /// Acknowledges persistent ids with a selective ack.
     func acknowledge(_ ids: [String]) async throws {
-        var ack = McsProto_SelectiveAck()
-        ack.id = ids
-        var iq = McsProto_IqStanza()
-        iq.type = .set
-        iq.id = ""
-        var extensionMessage = McsProto_Extension()
-        extensionMessage.id = MCSFrame.selectiveAckExtension
-        extensionMessage.data = try ack.serializedData()
-        iq.extension = extensionMessage
-        try await send(try MCSFrame(.iqStanza, iq))
+        try await send(MCSFrame.selectiveAck(ids))
     }
 }

@@ -5,11 +5,17 @@ import SwiftProtobuf
 
 /// The HTTP side of becoming a device: check-in, Firebase installation, and registration
 /// (`register3` for native platforms, FCM web registrations for web).
-struct Registrar {
+public struct DeviceRegistrar: Sendable {
     let server: HTTPURL
 
-    struct Failure: Error, CustomStringConvertible {
-        var description: String
+    /// A registrar for the Herald at this base URL.
+    public init(server: HTTPURL) {
+        self.server = server
+    }
+
+    /// Why a registration step failed.
+    public struct Failure: Error, CustomStringConvertible {
+        public var description: String
     }
 
     private func post(_ path: String, headers: [(String, String)], body: [UInt8]) async throws -> HTTPResult {
@@ -19,7 +25,7 @@ struct Registrar {
     }
 
     /// Checks in: a new device, or the existing one when `existing` is given.
-    func checkin(existing: (androidID: UInt64, securityToken: UInt64)?) async throws -> (UInt64, UInt64) {
+    public func checkin(existing: (androidID: UInt64, securityToken: UInt64)?) async throws -> (UInt64, UInt64) {
         var request = CheckinProto_AndroidCheckinRequest()
         request.version = 3
         request.userSerialNumber = 0
@@ -38,7 +44,7 @@ struct Registrar {
     }
 
     /// Creates a Firebase installation; answers its id, auth token and the project number.
-    func install(projectID: String, apiKey: String, appID: String) async throws
+    public func install(projectID: String, apiKey: String, appID: String) async throws
         -> (fid: String, authToken: String, projectNumber: String)
     {
         let body = JSONValue.stringObject([
@@ -60,7 +66,7 @@ struct Registrar {
     }
 
     /// `register3`: answers the registration token.
-    func register3(androidID: UInt64, securityToken: UInt64, fields: [(String, String)]) async throws -> String {
+    public func register3(androidID: UInt64, securityToken: UInt64, fields: [(String, String)]) async throws -> String {
         let form = fields.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
         let result = try await post(
             "/c2dm/register3",
@@ -77,7 +83,7 @@ struct Registrar {
     }
 
     /// An FCM web registration riding on a push channel; answers the registration token.
-    func registerWeb(
+    public func registerWeb(
         projectID: String, apiKey: String, installationAuth: String, channelToken: String, p256dh: [UInt8],
         auth: [UInt8]
     ) async throws -> String {

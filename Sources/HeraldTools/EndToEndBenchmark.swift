@@ -1,0 +1,162 @@
+public import HeraldClient
+public import HeraldCore
+import HeraldProtocol
+import NIOCore
+public import NIOSSL
+import Synchronization
+
+/// `herald bench e2e`: latency from the start of a send request to the moment a
+/// connected device reads the message, at a fixed send rate spread over many devices.
+public struct EndToEndBenchmark: Sendable {
+    public struct Options: Sendable {
+        public var server: HTTPURL
+        public var credentials: ServiceAccountCredentials
+        public var apiKey: String
+        public var gatewayHost: String
+        public var gatewayPort: Int
+        public var tls: NIOSSLContext?
+        public var rate: Int
+        public var seconds: Double
+        public var devices: Int
+        public var senders: Int = 16
+
+        public init(
+            server: HTTPURL, credentials: ServiceAccountCredentials, apiKey: String, gatewayHost: String,
+            gatewayPort: Int,
+            tls: NIOSSLContext?, rate: Int, seconds: Double, devices: Int
+        ) {
+            self.server = server
+            self.credentials = credentials
+            self.apiKey = apiKey
+            self.gatewayHost = gatewayHost
+            self.gatewayPort = gatewayPort
+            self.tls = tls
+            self.rate = rate
+            self.seconds = seconds
+            self.devices = devices
+        }
+    }
+
+    public struct Report: Sendable {
+        public var sent: Int
+        public var received: Int
+        public var failedSends: Int
+        public var seconds: Double
+        public var latency: LatencySummary
+
+        public var json: JSONValue {
+            .object([
+                (key: "sent", value: .number(Double(sent))), (key: "received", value: .number(Double(received))),
+                (key: "failed_sends", value: .number(Double(failedSends))),
+                (key: "achieved_rate", value: .number((Double(sent) / seconds).rounded())),
+                (key: "p50_us", value: .number(latency.p50)), (key: "p90_us", value: .number(latency.p90)),
+                (key: "p99_us", value: .number(latency.p99)), (key: "max_us", value: .number(latency.max)),
+            ])
+        }
+    }
+
+    public let options: Options
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
+        let options = options
+        let registrar = DeviceRegistrar(server: options.server)
+        let projectID = options.credentials.projectID
+        let installation = try await registrar.install(
+            projectID: projectID, apiKey: options.apiKey, appID: "herald-bench")
+        let total = Int(Double(options.rate) * options.seconds)
+        let origin = ContinuousClock.now
+        let receipts = Timeline(count: total)
+        let sends = Timeline(count: total)
+        progress("registering and connecting \(options.devices) devices")
+        var tokens: [String] = []
+        var channels: [any Channel] = []
+        for _ in 0..<options.devices {
+            let (androidID, securityToken) = try await registrar.checkin(existing: nil)
+            tokens.append(
+                try await registrar.register3(
+                    androidID: androidID, securityToken: securityToken,
+                    fields: [
+                        ("app", "com.herald.bench"), ("device", String(androidID)),
+                        ("sender", installation.projectNumber),
+                    ]))
+            channels.append(
+                try await BenchDevice.connect(
+                    host: options.gatewayHost, port: options.gatewayPort, localAddress: nil, tls: options.tls,
+                    androidID: androidID, securityToken: securityToken
+                ) { stanza, at in
+                    if let sequence = stanza.appData.first(where: { $0.key == "seq" }).flatMap({ Int($0.value) }) {
+                        receipts.record(sequence, (at - origin).nanoseconds)
+                    }
+                })
+        }
+        defer { for channel in channels { channel.close(promise: nil) } }
+        let accessToken = try await options.credentials.accessToken()
+        progress("sending \(total) messages at \(options.rate)/s")
+        let next = RequestCounter()
+        let failures = RequestCounter()
+        let start = ContinuousClock.now
+        let path = "/v1/projects/\(projectID)/messages:send"
+        let headers = [("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json")]
+        let tokenList = tokens
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<options.senders {
+                group.addTask {
+                    try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+                        while true {
+                            let index = next.value.add(1, ordering: .relaxed).oldValue
+                            guard index < total else { return }
+                            let due = start + .nanoseconds(Int64(Double(index) / Double(options.rate) * 1e9))
+                            try await Task.sleep(until: due, clock: .continuous)
+                            let body =
+                                #"{"message":{"token":"\#(tokenList[index % tokenList.count])","data":{"seq":"\#(index)"},"android":{"priority":"high"}}}"#
+                            sends.record(index, (ContinuousClock.now - origin).nanoseconds)
+                            let result = try await connection.request(
+                                .POST, path, headers: headers, body: Array(body.utf8))
+                            if result.status != 200 { failures.value.add(1, ordering: .relaxed) }
+                        }
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let sendSeconds = (ContinuousClock.now - start).seconds
+        let drainDeadline = ContinuousClock.now + .seconds(10)
+        while receipts.count < total - failures.value.load(ordering: .relaxed), ContinuousClock.now < drainDeadline {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let sent = sends.values
+        let received = receipts.values
+        var latencies: [Int64] = []
+        for index in 0..<total where sent[index] >= 0 && received[index] >= 0 {
+            latencies.append(received[index] - sent[index])
+        }
+        return Report(
+            sent: total, received: latencies.count, failedSends: failures.value.load(ordering: .relaxed),
+            seconds: sendSeconds,
+            latency: LatencySummary(nanoseconds: latencies))
+    }
+}
+
+/// Nanosecond timestamps by message sequence number, written from any thread.
+final class Timeline: Sendable {
+    private let storage: Mutex<(values: [Int64], count: Int)>
+
+    init(count: Int) {
+        storage = Mutex((Array(repeating: -1, count: count), 0))
+    }
+
+    func record(_ index: Int, _ nanoseconds: Int64) {
+        storage.withLock { storage in
+            guard index >= 0, index < storage.values.count, storage.values[index] < 0 else { return }
+            storage.values[index] = nanoseconds
+            storage.count += 1
+        }
+    }
+
+    var values: [Int64] { storage.withLock { $0.values } }
+    var count: Int { storage.withLock { $0.count } }
+}
