@@ -6,11 +6,14 @@ public struct Device: Sendable, Hashable {
     public var securityToken: UInt64
     /// When it first checked in.
     public var createdAt: Timestamp
+    /// When its connection last logged in; nil when it never has.
+    public var lastConnectedAt: Timestamp?
 
-    public init(androidID: UInt64, securityToken: UInt64, createdAt: Timestamp) {
+    public init(androidID: UInt64, securityToken: UInt64, createdAt: Timestamp, lastConnectedAt: Timestamp? = nil) {
         self.androidID = androidID
         self.securityToken = securityToken
         self.createdAt = createdAt
+        self.lastConnectedAt = lastConnectedAt
     }
 
     /// A device with a new random id and token.
@@ -74,11 +77,13 @@ public struct Registration: Sendable, Hashable {
     /// Web Push keys, for web registrations.
     public var webKeys: WebPushKeys?
     public var createdAt: Timestamp
+    /// When the app instance was uninstalled or its token deleted (SEMANTICS L6).
+    public var deletedAt: Timestamp?
 
     public init(
         token: String, kind: Kind, projectID: String?, sender: String, appID: String, subtype: String?,
         platform: Platform, androidID: UInt64, installationID: String? = nil, webKeys: WebPushKeys? = nil,
-        createdAt: Timestamp
+        createdAt: Timestamp, deletedAt: Timestamp? = nil
     ) {
         self.token = token
         self.kind = kind
@@ -91,6 +96,7 @@ public struct Registration: Sendable, Hashable {
         self.installationID = installationID
         self.webKeys = webKeys
         self.createdAt = createdAt
+        self.deletedAt = deletedAt
     }
 
     /// A new unguessable token (256 random bits) in FCM's `<id>:APA91b<secret>` shape,
@@ -137,10 +143,24 @@ public struct QueuedMessage: Sendable, Hashable {
     public var stanza: [UInt8]
     public var createdAt: Timestamp
     public var expiresAt: Timestamp
+    /// The collapse key; nil when the message is not collapsible (SEMANTICS D2).
+    public var collapseKey: String?
+    /// Whether it may wake a dozing device (SEMANTICS D4).
+    public var isHighPriority: Bool
+    /// The app and analytics label it is counted under (SEMANTICS L7).
+    public var appID: String
+    public var analyticsLabel: String
+    /// For a "messages deleted" signal, how many messages it reports; 0 for messages.
+    public var deletedCount: Int
+    /// The stanza to store as a "messages deleted" signal should this message overflow
+    /// the queue (SEMANTICS D1); not stored itself.
+    public var deletionSignalStanza: [UInt8]
 
     public init(
         sequence: Int64 = 0, androidID: UInt64, token: String, persistentID: String, messageID: String,
-        projectID: String, stanza: [UInt8], createdAt: Timestamp, expiresAt: Timestamp
+        projectID: String, stanza: [UInt8], createdAt: Timestamp, expiresAt: Timestamp, collapseKey: String? = nil,
+        isHighPriority: Bool = false, appID: String = "", analyticsLabel: String = "", deletedCount: Int = 0,
+        deletionSignalStanza: [UInt8] = []
     ) {
         self.sequence = sequence
         self.androidID = androidID
@@ -151,5 +171,35 @@ public struct QueuedMessage: Sendable, Hashable {
         self.stanza = stanza
         self.createdAt = createdAt
         self.expiresAt = expiresAt
+        self.collapseKey = collapseKey
+        self.isHighPriority = isHighPriority
+        self.appID = appID
+        self.analyticsLabel = analyticsLabel
+        self.deletedCount = deletedCount
+        self.deletionSignalStanza = deletionSignalStanza
     }
+
+    /// The statistics key this entry counts under.
+    public var statKey: DeliveryStatKey {
+        DeliveryStatKey(projectID: projectID, at: createdAt, appID: appID, label: analyticsLabel)
+    }
+}
+
+/// Per-app-instance queue limits (SEMANTICS D1, D2).
+public struct QueueLimits: Sendable, Hashable {
+    public var maximumPending: Int
+    public var maximumCollapseKeys: Int
+
+    public init(maximumPending: Int, maximumCollapseKeys: Int) {
+        self.maximumPending = maximumPending
+        self.maximumCollapseKeys = maximumCollapseKeys
+    }
+
+    /// A project's limits.
+    public init(_ settings: ProjectSettings) {
+        self.init(maximumPending: settings.maxPending, maximumCollapseKeys: settings.maxCollapseKeys)
+    }
+
+    /// No limits: every message is stored.
+    public static let unlimited = QueueLimits(maximumPending: .max - 1, maximumCollapseKeys: .max)
 }

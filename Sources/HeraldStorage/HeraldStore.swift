@@ -46,8 +46,13 @@ public protocol HeraldStore: Sendable {
     func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8]
 
     /// Stores accepted messages and the device-queue entries that deliver them, durably,
-    /// all or none.
-    func appendMessages(_ messages: [StoredMessage], queue: [QueuedMessage]) async throws
+    /// all or none, and adds `stats` to the delivery counters in the same transaction.
+    /// Each entry joins its app instance's queue as `QueuePolicy` decides with `limits`;
+    /// the decisions come back in entry order, and what they collapse or drop is counted.
+    @discardableResult
+    func appendMessages(
+        _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
+    ) async throws -> [QueuePolicy.Decision]
 
     /// The stored message with this id.
     func message(id: String) async throws -> StoredMessage?
@@ -73,8 +78,15 @@ public protocol HeraldStore: Sendable {
     /// The newest registration of a project's installation.
     func registration(installationID: String, projectID: String) async throws -> Registration?
 
-    /// Every registration a device's connection carries.
+    /// Every live registration a device's connection carries.
     func registrations(androidID: UInt64) async throws -> [Registration]
+
+    /// Marks a registration deleted (SEMANTICS L6) and discards its queued messages,
+    /// counting them as unregistered; answers the registration, nil when there is no live one.
+    func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration?
+
+    /// Records that a device's connection logged in.
+    func recordConnection(androidID: UInt64, at time: Timestamp) async throws
 
     /// Records (or replaces) a Firebase installation.
     func saveInstallation(_ installation: Installation) async throws
@@ -89,9 +101,29 @@ public protocol HeraldStore: Sendable {
     func pendingMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp) async throws
         -> [QueuedMessage]
 
-    /// Removes acknowledged messages from a device's queue; answers how many were removed.
+    /// Up to `limit` high-priority queued messages (and deletion signals) of a device after
+    /// a sequence number, for a dozing device (SEMANTICS D4).
+    func pendingHighPriorityMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp)
+        async throws -> [QueuedMessage]
+
+    /// Removes acknowledged messages from a device's queue, counting them delivered;
+    /// answers how many were removed.
     @discardableResult
     func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int
+
+    /// Deletes up to `limit` queue entries whose time to live has passed, counting them
+    /// expired (SEMANTICS D5); answers how many were deleted.
+    func deleteExpired(now: Timestamp, limit: Int) async throws -> Int
+
+    // MARK: Delivery reports
+
+    /// Adds to delivery counters.
+    func record(_ stats: [DeliveryStat]) async throws
+
+    /// A project's counters for days in `from...through`, with the messages of each key
+    /// still queued; `appID` nil for every app.
+    func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay) async throws
+        -> [DeliveryReportRow]
 
     /// How many messages wait in a device's queue, expired ones included.
     func queuedCount(androidID: UInt64) async throws -> Int
@@ -100,7 +132,22 @@ public protocol HeraldStore: Sendable {
 extension HeraldStore {
     /// Stores accepted messages with no device-queue entries.
     public func appendMessages(_ messages: [StoredMessage]) async throws {
-        try await appendMessages(messages, queue: [])
+        try await appendMessages(messages, queue: [], limits: .unlimited, stats: [])
+    }
+
+    /// Stores accepted messages and queue entries with no queue limits.
+    public func appendMessages(_ messages: [StoredMessage], queue: [QueuedMessage]) async throws {
+        try await appendMessages(messages, queue: queue, limits: .unlimited, stats: [])
+    }
+}
+
+extension QueuePolicy.Decision {
+    /// What a decision drops, as delivery counters of the entries it deletes.
+    static func stats(deleting deleted: [QueuedMessage], collapsedKey: String?) -> [DeliveryStat] {
+        deleted.filter { $0.deletedCount == 0 }.map { entry in
+            let collapsed = collapsedKey != nil && entry.collapseKey == collapsedKey
+            return DeliveryStat(entry.statKey, collapsed ? .collapsed : .droppedTooManyPending)
+        }
     }
 }
 

@@ -13,6 +13,7 @@ public actor InMemoryStore: HeraldStore {
     private var installations: [String: Installation] = [:]
     private var queue: [QueuedMessage] = []
     private var lastSequence: Int64 = 0
+    private var stats: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
 
     public init() {}
 
@@ -82,7 +83,9 @@ public actor InMemoryStore: HeraldStore {
         return value
     }
 
-    public func appendMessages(_ batch: [StoredMessage], queue entries: [QueuedMessage]) throws {
+    public func appendMessages(
+        _ batch: [StoredMessage], queue entries: [QueuedMessage], limits: QueueLimits, stats additions: [DeliveryStat]
+    ) throws -> [QueuePolicy.Decision] {
         for message in batch where messages[message.id] != nil {
             throw StoreError.conflict("message id \(message.id)")
         }
@@ -94,11 +97,47 @@ public actor InMemoryStore: HeraldStore {
             throw StoreError.conflict("persistent id \(entry.persistentID)")
         }
         for message in batch { messages[message.id] = message }
-        for var entry in entries {
-            lastSequence += 1
-            entry.sequence = lastSequence
-            queue.append(entry)
+        var decisions: [QueuePolicy.Decision] = []
+        var counted = additions
+        for entry in entries {
+            let current = queue.filter { $0.token == entry.token }
+            let decision = QueuePolicy.admit(
+                collapseKey: entry.collapseKey,
+                into: current.map {
+                    QueuePolicy.Entry(
+                        sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
+                        deletedCount: $0.deletedCount)
+                },
+                maximumPending: limits.maximumPending, maximumCollapseKeys: limits.maximumCollapseKeys)
+            let deleted = current.filter { decision.delete.contains($0.sequence) }
+            counted += QueuePolicy.Decision.stats(deleting: deleted, collapsedKey: entry.collapseKey)
+            queue.removeAll { decision.delete.contains($0.sequence) }
+            if decision.store {
+                append(entry)
+            } else {
+                counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending))
+            }
+            if let count = decision.deletionSignal {
+                var signal = entry
+                signal.persistentID = "deleted:" + SecureRandom.hex(bytes: 8)
+                signal.stanza = entry.deletionSignalStanza
+                signal.collapseKey = nil
+                signal.isHighPriority = true
+                signal.deletedCount = count
+                append(signal)
+            }
+            decisions.append(decision)
         }
+        record(counted)
+        return decisions
+    }
+
+    private func append(_ entry: QueuedMessage) {
+        var entry = entry
+        lastSequence += 1
+        entry.sequence = lastSequence
+        entry.deletionSignalStanza = []
+        queue.append(entry)
     }
 
     public func message(id: String) -> StoredMessage? { messages[id] }
@@ -131,7 +170,23 @@ public actor InMemoryStore: HeraldStore {
     }
 
     public func registrations(androidID: UInt64) -> [Registration] {
-        registrationsByToken.values.filter { $0.androidID == androidID }.sorted { $0.token < $1.token }
+        registrationsByToken.values.filter { $0.androidID == androidID && $0.deletedAt == nil }.sorted {
+            $0.token < $1.token
+        }
+    }
+
+    public func deleteRegistration(token: String, at time: Timestamp) -> Registration? {
+        guard var registration = registrationsByToken[token], registration.deletedAt == nil else { return nil }
+        registration.deletedAt = time
+        registrationsByToken[token] = registration
+        let discarded = queue.filter { $0.token == token && $0.deletedCount == 0 }
+        queue.removeAll { $0.token == token }
+        record(discarded.map { DeliveryStat($0.statKey, .unregistered) })
+        return registration
+    }
+
+    public func recordConnection(androidID: UInt64, at time: Timestamp) {
+        devices[androidID]?.lastConnectedAt = time
     }
 
     public func saveInstallation(_ installation: Installation) throws {
@@ -151,11 +206,52 @@ public actor InMemoryStore: HeraldStore {
                 limit))
     }
 
+    public func pendingHighPriorityMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp)
+        -> [QueuedMessage]
+    {
+        Array(
+            queue.lazy.filter {
+                $0.androidID == androidID && $0.sequence > sequence && $0.expiresAt > now && $0.isHighPriority
+            }.prefix(limit))
+    }
+
     public func acknowledge(androidID: UInt64, persistentIDs: [String]) -> Int {
         let ids = Set(persistentIDs)
-        let before = queue.count
+        let removed = queue.filter { $0.androidID == androidID && ids.contains($0.persistentID) }
         queue.removeAll { $0.androidID == androidID && ids.contains($0.persistentID) }
-        return before - queue.count
+        record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) })
+        return removed.count
+    }
+
+    public func deleteExpired(now: Timestamp, limit: Int) -> Int {
+        let expired = Array(queue.filter { $0.expiresAt <= now }.prefix(limit))
+        let sequences = Set(expired.map(\.sequence))
+        queue.removeAll { sequences.contains($0.sequence) }
+        record(expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) })
+        return expired.count
+    }
+
+    public func record(_ additions: [DeliveryStat]) {
+        for stat in additions { stats[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
+    }
+
+    public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
+        -> [DeliveryReportRow]
+    {
+        var keys = Set(stats.keys)
+        for entry in queue where entry.deletedCount == 0 { keys.insert(entry.statKey) }
+        return keys.filter { key in
+            guard key.projectID == projectID, appID == nil || key.appID == appID, let day = CalendarDay(key.day) else {
+                return false
+            }
+            return from <= day && day <= through
+        }
+        .sorted { ($0.day, $0.appID, $0.label) < ($1.day, $1.appID, $1.label) }
+        .map { key in
+            DeliveryReportRow(
+                key: key, counts: stats[key] ?? [:],
+                pending: queue.count { $0.deletedCount == 0 && $0.statKey == key })
+        }
     }
 
     public func queuedCount(androidID: UInt64) -> Int {

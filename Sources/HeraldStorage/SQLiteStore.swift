@@ -111,6 +111,29 @@ public final class SQLiteStore: HeraldStore {
                     CREATE INDEX device_queue_device ON device_queue(android_id, sequence);
                     """)
         }
+        migrator.registerMigration("v3-delivery-semantics") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE device_queue ADD COLUMN collapse_key TEXT;
+                    ALTER TABLE device_queue ADD COLUMN is_high_priority INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE device_queue ADD COLUMN app_id TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE device_queue ADD COLUMN analytics_label TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE device_queue ADD COLUMN deleted_count INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX device_queue_token ON device_queue(token, sequence);
+                    CREATE INDEX device_queue_expiry ON device_queue(expires_at);
+                    ALTER TABLE registrations ADD COLUMN deleted_at INTEGER;
+                    ALTER TABLE devices ADD COLUMN last_connected_at INTEGER;
+                    CREATE TABLE delivery_stats (
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        day TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        label TEXT NOT NULL,
+                        counter TEXT NOT NULL,
+                        value INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, day, app_id, label, counter)
+                    );
+                    """)
+        }
         return migrator
     }
 
@@ -231,7 +254,9 @@ public final class SQLiteStore: HeraldStore {
 
     // MARK: Messages
 
-    public func appendMessages(_ messages: [StoredMessage], queue: [QueuedMessage]) async throws {
+    public func appendMessages(
+        _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
+    ) async throws -> [QueuePolicy.Decision] {
         try await write { db in
             for message in messages {
                 try db.execute(
@@ -244,19 +269,85 @@ public final class SQLiteStore: HeraldStore {
                         message.createdAt.milliseconds, message.expiresAt.milliseconds,
                     ])
             }
+            var decisions: [QueuePolicy.Decision] = []
+            var counted = stats
             for entry in queue {
+                let current = try Row.fetchAll(
+                    db, sql: "SELECT * FROM device_queue WHERE token = ? ORDER BY sequence", arguments: [entry.token]
+                ).map(Self.queued)
+                let decision = QueuePolicy.admit(
+                    collapseKey: entry.collapseKey,
+                    into: current.map {
+                        QueuePolicy.Entry(
+                            sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
+                            deletedCount: $0.deletedCount)
+                    },
+                    maximumPending: limits.maximumPending, maximumCollapseKeys: limits.maximumCollapseKeys)
+                for sequence in decision.delete {
+                    try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [sequence])
+                }
+                counted += QueuePolicy.Decision.stats(
+                    deleting: current.filter { decision.delete.contains($0.sequence) }, collapsedKey: entry.collapseKey)
+                if decision.store {
+                    try Self.insert(entry, db)
+                } else {
+                    counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending))
+                }
+                if let count = decision.deletionSignal {
+                    var signal = entry
+                    signal.persistentID = "deleted:" + SecureRandom.hex(bytes: 8)
+                    signal.stanza = entry.deletionSignalStanza
+                    signal.collapseKey = nil
+                    signal.isHighPriority = true
+                    signal.deletedCount = count
+                    try Self.insert(signal, db)
+                }
+                decisions.append(decision)
+            }
+            try Self.record(counted, db)
+            return decisions
+        }
+    }
+
+    private static func insert(_ entry: QueuedMessage, _ db: Database) throws {
+        try db.execute(
+            sql: """
+                INSERT INTO device_queue
+                    (android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
+                     collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                Int64(bitPattern: entry.androidID), entry.token, entry.persistentID, entry.messageID, entry.projectID,
+                Data(entry.stanza), entry.createdAt.milliseconds, entry.expiresAt.milliseconds, entry.collapseKey,
+                entry.isHighPriority, entry.appID, entry.analyticsLabel, entry.deletedCount,
+            ])
+    }
+
+    private static func record(_ stats: [DeliveryStat], _ db: Database) throws {
+        var totals: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
+        for stat in stats { totals[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
+        for (key, counters) in totals {
+            for (counter, amount) in counters where amount != 0 {
                 try db.execute(
                     sql: """
-                        INSERT INTO device_queue
-                            (android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                        INSERT INTO delivery_stats (project_id, day, app_id, label, counter, value)
+                        VALUES (?, ?, ?, ?, ?, ?)
+                        ON CONFLICT (project_id, day, app_id, label, counter) DO UPDATE SET value = value + excluded.value
                         """,
-                    arguments: [
-                        Int64(bitPattern: entry.androidID), entry.token, entry.persistentID, entry.messageID,
-                        entry.projectID, Data(entry.stanza), entry.createdAt.milliseconds, entry.expiresAt.milliseconds,
-                    ])
+                    arguments: [key.projectID, key.day, key.appID, key.label, counter.rawValue, amount])
             }
         }
+    }
+
+    private static func queued(_ row: Row) -> QueuedMessage {
+        QueuedMessage(
+            sequence: row["sequence"], androidID: UInt64(bitPattern: row["android_id"]), token: row["token"],
+            persistentID: row["persistent_id"], messageID: row["message_id"], projectID: row["project_id"],
+            stanza: Array(row["stanza"] as Data), createdAt: Timestamp(milliseconds: row["created_at"]),
+            expiresAt: Timestamp(milliseconds: row["expires_at"]), collapseKey: row["collapse_key"],
+            isHighPriority: row["is_high_priority"], appID: row["app_id"], analyticsLabel: row["analytics_label"],
+            deletedCount: row["deleted_count"])
     }
 
     public func message(id: String) async throws -> StoredMessage? {
@@ -297,7 +388,8 @@ public final class SQLiteStore: HeraldStore {
                 Device(
                     androidID: UInt64(bitPattern: row["android_id"]),
                     securityToken: UInt64(bitPattern: row["security_token"]),
-                    createdAt: Timestamp(milliseconds: row["created_at"]))
+                    createdAt: Timestamp(milliseconds: row["created_at"]),
+                    lastConnectedAt: (row["last_connected_at"] as Int64?).map { Timestamp(milliseconds: $0) })
             }
         }
     }
@@ -343,9 +435,36 @@ public final class SQLiteStore: HeraldStore {
     public func registrations(androidID: UInt64) async throws -> [Registration] {
         try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM registrations WHERE android_id = ? ORDER BY token",
+                db, sql: "SELECT * FROM registrations WHERE android_id = ? AND deleted_at IS NULL ORDER BY token",
                 arguments: [Int64(bitPattern: androidID)]
             ).map(Self.registration)
+        }
+    }
+
+    public func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration? {
+        try await write { db in
+            guard
+                let row = try Row.fetchOne(
+                    db, sql: "SELECT * FROM registrations WHERE token = ? AND deleted_at IS NULL", arguments: [token])
+            else { return nil }
+            var registration = Self.registration(row)
+            registration.deletedAt = time
+            try db.execute(
+                sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
+            let discarded = try Row.fetchAll(
+                db, sql: "SELECT * FROM device_queue WHERE token = ? AND deleted_count = 0", arguments: [token]
+            ).map(Self.queued)
+            try db.execute(sql: "DELETE FROM device_queue WHERE token = ?", arguments: [token])
+            try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
+            return registration
+        }
+    }
+
+    public func recordConnection(androidID: UInt64, at time: Timestamp) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE devices SET last_connected_at = ? WHERE android_id = ?",
+                arguments: [time.milliseconds, Int64(bitPattern: androidID)])
         }
     }
 
@@ -380,35 +499,107 @@ public final class SQLiteStore: HeraldStore {
     public func pendingMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp) async throws
         -> [QueuedMessage]
     {
+        try await pending(androidID: androidID, after: sequence, limit: limit, now: now, highPriorityOnly: false)
+    }
+
+    public func pendingHighPriorityMessages(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp)
+        async throws -> [QueuedMessage]
+    {
+        try await pending(androidID: androidID, after: sequence, limit: limit, now: now, highPriorityOnly: true)
+    }
+
+    private func pending(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp, highPriorityOnly: Bool)
+        async throws -> [QueuedMessage]
+    {
         try await pool.read { db in
             try Row.fetchAll(
                 db,
                 sql: """
                     SELECT * FROM device_queue WHERE android_id = ? AND sequence > ? AND expires_at > ?
+                    \(highPriorityOnly ? "AND is_high_priority = 1" : "")
                     ORDER BY sequence LIMIT ?
                     """,
                 arguments: [Int64(bitPattern: androidID), sequence, now.milliseconds, limit]
-            ).map { row in
-                QueuedMessage(
-                    sequence: row["sequence"], androidID: UInt64(bitPattern: row["android_id"]), token: row["token"],
-                    persistentID: row["persistent_id"], messageID: row["message_id"], projectID: row["project_id"],
-                    stanza: Array(row["stanza"] as Data), createdAt: Timestamp(milliseconds: row["created_at"]),
-                    expiresAt: Timestamp(milliseconds: row["expires_at"]))
-            }
+            ).map(Self.queued)
         }
     }
 
     public func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int {
         guard !persistentIDs.isEmpty else { return 0 }
         return try await write { db in
-            var removed = 0
+            var removed: [QueuedMessage] = []
             for id in persistentIDs {
-                try db.execute(
-                    sql: "DELETE FROM device_queue WHERE android_id = ? AND persistent_id = ?",
-                    arguments: [Int64(bitPattern: androidID), id])
-                removed += db.changesCount
+                guard
+                    let row = try Row.fetchOne(
+                        db, sql: "SELECT * FROM device_queue WHERE android_id = ? AND persistent_id = ?",
+                        arguments: [Int64(bitPattern: androidID), id])
+                else { continue }
+                let entry = Self.queued(row)
+                try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
+                removed.append(entry)
             }
-            return removed
+            try Self.record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) }, db)
+            return removed.count
+        }
+    }
+
+    public func deleteExpired(now: Timestamp, limit: Int) async throws -> Int {
+        try await write { db in
+            let expired = try Row.fetchAll(
+                db, sql: "SELECT * FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+                arguments: [now.milliseconds, limit]
+            ).map(Self.queued)
+            for entry in expired {
+                try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
+            }
+            try Self.record(expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) }, db)
+            return expired.count
+        }
+    }
+
+    public func record(_ stats: [DeliveryStat]) async throws {
+        guard !stats.isEmpty else { return }
+        try await write { db in try Self.record(stats, db) }
+    }
+
+    public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
+        async throws -> [DeliveryReportRow]
+    {
+        try await pool.read { db in
+            var counts: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
+            let rows = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM delivery_stats WHERE project_id = ? AND day >= ? AND day <= ?
+                    \(appID == nil ? "" : "AND app_id = ?")
+                    """,
+                arguments: StatementArguments(
+                    [projectID, from.description, through.description] + (appID.map { [$0] } ?? [])))
+            for row in rows {
+                let key = DeliveryStatKey(
+                    projectID: projectID, day: row["day"], appID: row["app_id"], label: row["label"])
+                if let counter = DeliveryCounter(rawValue: row["counter"]) {
+                    counts[key, default: [:]][counter] = row["value"]
+                }
+            }
+            var pending: [DeliveryStatKey: Int] = [:]
+            let queued = try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT app_id, analytics_label, created_at FROM device_queue
+                    WHERE project_id = ? AND deleted_count = 0 \(appID == nil ? "" : "AND app_id = ?")
+                    """,
+                arguments: StatementArguments([projectID] + (appID.map { [$0] } ?? [])))
+            for row in queued {
+                let key = DeliveryStatKey(
+                    projectID: projectID, at: Timestamp(milliseconds: row["created_at"]), appID: row["app_id"],
+                    label: row["analytics_label"])
+                guard let day = CalendarDay(key.day), from <= day, day <= through else { continue }
+                pending[key, default: 0] += 1
+            }
+            return Set(counts.keys).union(pending.keys)
+                .sorted { ($0.day, $0.appID, $0.label) < ($1.day, $1.appID, $1.label) }
+                .map { DeliveryReportRow(key: $0, counts: counts[$0] ?? [:], pending: pending[$0] ?? 0) }
         }
     }
 
@@ -476,8 +667,9 @@ public final class SQLiteStore: HeraldStore {
             token: row["token"], kind: Registration.Kind(rawValue: row["kind"]) ?? .app, projectID: row["project_id"],
             sender: row["sender"], appID: row["app_id"], subtype: row["subtype"],
             platform: Platform(rawValue: row["platform"]) ?? .android, androidID: UInt64(bitPattern: row["android_id"]),
-            installationID: row["installation_id"], webKeys: keys, createdAt: Timestamp(milliseconds: row["created_at"])
-        )
+            installationID: row["installation_id"], webKeys: keys,
+            createdAt: Timestamp(milliseconds: row["created_at"]),
+            deletedAt: (row["deleted_at"] as Int64?).map { Timestamp(milliseconds: $0) })
     }
 
     private static func key(_ row: Row) -> ServiceAccountKey {
