@@ -82,6 +82,22 @@ public struct DeviceRegistrar: Sendable {
         return String(text.dropFirst("token=".count))
     }
 
+    /// Deletes a registration (`register3` with `delete=true`).
+    public func unregister(androidID: UInt64, securityToken: UInt64, app: String, token: String) async throws {
+        let form = "app=\(percentEncode(app))&device=\(androidID)&delete=true&token=\(percentEncode(token))"
+        let result = try await post(
+            "/c2dm/register3",
+            headers: [
+                ("Authorization", "AidLogin \(androidID):\(securityToken)"),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            body: Array(form.utf8))
+        guard result.status == 200 else {
+            throw Failure(
+                description: "unregistering failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
+        }
+    }
+
     /// An FCM web registration riding on a push channel; answers the registration token.
     public func registerWeb(
         projectID: String, apiKey: String, installationAuth: String, channelToken: String, p256dh: [UInt8],

@@ -74,12 +74,24 @@ public actor HeraldClient {
     private var handedOut: Set<String> = []
     private var connection: AsyncStream<Command>.Continuation?
     private var sslContext: NIOSSLContext?
+    private let presenter: any NotificationPresenter
+    /// Whether the app is in front of the user: a notification message then goes to the
+    /// app itself instead of the tray.
+    public private(set) var appState: AppState = .foreground
+    /// Whether the device dozes: only high-priority messages arrive (SEMANTICS D4).
+    public private(set) var isDozing = false
+    /// Notifications shown in the tray whose data waits for the user to open them.
+    private var tray: [String: PendingEvent] = [:]
 
     /// Events for the app, in order; iterate it once.
     public nonisolated var events: ClientEvents { ClientEvents(client: self, stream: eventStream) }
 
-    public init(configuration: Configuration, logger: Logger = Logger(label: "herald.client")) {
+    public init(
+        configuration: Configuration, presenter: any NotificationPresenter = NotificationTray(),
+        logger: Logger = Logger(label: "herald.client")
+    ) {
         self.configuration = configuration
+        self.presenter = presenter
         self.logger = logger
         (eventStream, eventContinuation) = AsyncStream.makeStream(of: PendingEvent.self)
     }
@@ -143,6 +155,45 @@ public actor HeraldClient {
         try persist()
         logger.info("registered", metadata: ["token": "\(Registration.redacted(made.token))"])
         return made.token
+    }
+
+    /// Deletes this app instance's token (SEMANTICS L6): the server discards its pending
+    /// messages and answers every later send with `UNREGISTERED`. The identity file is removed.
+    public func deleteToken() async throws {
+        guard let identity else { throw Failure(description: "not registered") }
+        guard let server = HTTPURL(configuration.server) else {
+            throw Failure(description: "the server URL must be http://HOST:PORT")
+        }
+        try await DeviceRegistrar(server: server).unregister(
+            androidID: identity.androidID, securityToken: identity.securityToken, app: identity.appID,
+            token: identity.token)
+        self.identity = nil
+        if let path = configuration.identityPath { try? FileManager.default.removeItem(atPath: path) }
+        connection?.yield(.frame(MCSFrame(tag: .close, payload: [])))
+    }
+
+    // MARK: App and device state
+
+    /// Tells the SDK whether the app is in front of the user (SEMANTICS M4).
+    public func setAppState(_ state: AppState) {
+        appState = state
+    }
+
+    /// Tells the server the device dozes or woke up (SEMANTICS D4): while it dozes only
+    /// high-priority messages are delivered; normal ones wait until it wakes.
+    public func setDozing(_ dozing: Bool) {
+        isDozing = dozing
+        connection?.yield(.frame(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, dozing ? "doze" : "awake")))
+    }
+
+    /// The user tapped a notification in the tray: its message reaches the app, and the
+    /// open is counted (SEMANTICS M4, L7). False when the tray holds no such notification.
+    @discardableResult
+    public func open(messageID: String) -> Bool {
+        guard let pending = tray.removeValue(forKey: messageID) else { return false }
+        connection?.yield(.frame(MCSFrame.heraldExtension(MCSFrame.receiptExtension, "opened \(messageID)")))
+        eventContinuation.yield(PendingEvent(event: pending.event, persistentID: "", messageID: nil))
+        return true
     }
 
     // MARK: Connection
@@ -223,6 +274,9 @@ public actor HeraldClient {
                         self.identity?.unacknowledgedIDs = []
                         try? persist()
                         connection = continuation
+                        if isDozing {
+                            try await outbound.write(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"))
+                        }
                     case .inbound(let frame):
                         lastInbound = clock.now
                         switch frame.tag {
@@ -230,7 +284,7 @@ public actor HeraldClient {
                             try await outbound.write(try MCSFrame(.heartbeatAck, McsProto_HeartbeatAck()))
                             lastOutbound = clock.now
                         case .dataMessageStanza:
-                            receive(try frame.decode(as: McsProto_DataMessageStanza.self))
+                            await receive(try frame.decode(as: McsProto_DataMessageStanza.self))
                         case .close, .streamErrorStanza:
                             break loop
                         default:
@@ -286,7 +340,7 @@ public actor HeraldClient {
         var messageID: String?
     }
 
-    private func receive(_ stanza: McsProto_DataMessageStanza) {
+    private func receive(_ stanza: McsProto_DataMessageStanza) async {
         guard let identity else { return }
         if stanza.appData.first(where: { $0.key == "message_type" })?.value == "deleted_messages" {
             let count = Int(stanza.appData.first { $0.key == "total_deleted" }?.value ?? "") ?? 0
@@ -303,7 +357,20 @@ public actor HeraldClient {
             acknowledge(persistentID: stanza.persistentID)
             return
         }
-        deliver(PendingEvent(event: .message(message), persistentID: stanza.persistentID, messageID: message.messageID))
+        let pending = PendingEvent(
+            event: .message(message), persistentID: stanza.persistentID, messageID: message.messageID)
+        // SEMANTICS M4: in the background a notification goes to the tray; its data waits for the user.
+        if appState == .background, let notification = message.notification {
+            guard handedOut.insert(stanza.persistentID).inserted else { return }
+            tray[message.messageID] = pending
+            let presented = PresentedNotification(messageID: message.messageID, fields: notification)
+            await presenter.present(presented)
+            connection?.yield(
+                .frame(MCSFrame.heraldExtension(MCSFrame.receiptExtension, "impression \(message.messageID)")))
+            handled(pending)
+            return
+        }
+        deliver(pending)
     }
 
     private func deliver(_ event: PendingEvent) {
@@ -313,6 +380,7 @@ public actor HeraldClient {
 
     /// Called when the app has finished with an event.
     func handled(_ event: PendingEvent) {
+        guard !event.persistentID.isEmpty else { return }
         handedOut.remove(event.persistentID)
         if let messageID = event.messageID {
             identity?.handledMessageIDs.append(messageID)

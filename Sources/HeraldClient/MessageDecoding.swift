@@ -10,6 +10,9 @@ enum MessageDecoding {
         if identity.platform == Platform.web.rawValue {
             return webMessage(stanza, appData: appData, identity: identity)
         }
+        if appData["content-type"] == "application/apns+json" {
+            return appleMessage(stanza, appData: appData)
+        }
         var data: [String: String] = [:]
         var notification: [String: String] = [:]
         for (key, value) in appData {
@@ -27,6 +30,38 @@ enum MessageDecoding {
             sentTime: appData["google.sent_time"].flatMap(Int64.init).map { Timestamp(milliseconds: $0) },
             priority: appData["google.delivered_priority"],
             platformPayload: .sortedStringObject(appData))
+    }
+
+    /// An APNs payload: custom keys are the data, `aps.alert` and its siblings the notification.
+    private static func appleMessage(_ stanza: McsProto_DataMessageStanza, appData: [String: String]) -> RemoteMessage?
+    {
+        guard let json = try? JSONParser.parse(Array(stanza.rawData)) else { return nil }
+        var data: [String: String] = [:]
+        for member in json.objectMembers ?? [] where member.key != "aps" && member.key != "fcm_options" {
+            if !member.key.hasPrefix("gcm.") && !member.key.hasPrefix("google."), let value = member.value.stringValue {
+                data[member.key] = value
+            }
+        }
+        var notification: [String: String] = [:]
+        let aps = json["aps"]
+        switch aps?["alert"] {
+        case .string(let body)?: notification["body"] = body
+        case .object(let members)?:
+            for member in members { notification[member.key] = member.value.stringValue ?? member.value.rendered }
+        default: break
+        }
+        if !notification.isEmpty {
+            for key in ["category", "sound", "badge", "thread-id"] {
+                if let value = aps?[key] { notification[key] = value.stringValue ?? value.rendered }
+            }
+        }
+        let messageID = appData["google.message_id"] ?? stanza.persistentID
+        return RemoteMessage(
+            messageID: messageID, persistentID: stanza.persistentID, from: stanza.from,
+            collapseKey: stanza.hasToken ? stanza.token : nil, data: data,
+            notification: notification.isEmpty ? nil : notification,
+            sentTime: stanza.hasSent ? Timestamp(seconds: stanza.sent) : nil,
+            priority: appData["apns-priority"] == "10" ? "high" : "normal", platformPayload: json)
     }
 
     private static func webMessage(

@@ -179,6 +179,9 @@ public struct QueuedMessage: Sendable, Hashable {
         self.deletionSignalStanza = deletionSignalStanza
     }
 
+    /// How long a "messages deleted" signal waits for its device: four weeks (SEMANTICS L5).
+    public static let deletionSignalLifetimeSeconds: Int64 = 2_419_200
+
     /// The statistics key this entry counts under.
     public var statKey: DeliveryStatKey {
         DeliveryStatKey(projectID: projectID, at: createdAt, appID: appID, label: analyticsLabel)

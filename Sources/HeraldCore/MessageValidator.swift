@@ -257,14 +257,14 @@ public enum MessageValidator {
 }
 
 /// A header map read case-insensitively, as HTTP headers are.
-struct HeaderMap {
+public struct HeaderMap: Sendable {
     private var values: [String: String] = [:]
 
-    init(_ headers: JSONValue?) {
+    public init(_ headers: JSONValue?) {
         for member in headers?.objectMembers ?? [] {
             if let value = member.value.stringValue { values[member.key.lowercased()] = value }
         }
     }
 
-    subscript(name: String) -> String? { values[name] }
+    public subscript(name: String) -> String? { values[name] }
 }

@@ -73,4 +73,15 @@ public enum QueuePolicy {
         decision.deletionSignal = earlierSignal + messages.count + 1
         return decision
     }
+
+    /// A message discarded without being stored (an inactive device, SEMANTICS L5) leaves
+    /// a "messages deleted" signal, added to any the queue already holds.
+    public static func admitDiscarded(count: Int, into queue: [Entry]) -> Decision {
+        var decision = Decision()
+        let signals = queue.filter(\.isDeletionSignal)
+        decision.delete = signals.map(\.sequence)
+        decision.store = false
+        decision.deletionSignal = signals.reduce(count) { $0 + $1.deletedCount }
+        return decision
+    }
 }

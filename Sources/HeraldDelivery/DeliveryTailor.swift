@@ -2,9 +2,10 @@ public import HeraldCore
 public import HeraldProtocol
 
 /// Turns a message into the `DataMessageStanza` one registration receives, tailored for
-/// its platform (SEMANTICS P1): Android-style registrations get the data map and
-/// `gcm.notification.*` keys in `app_data`; web registrations get FCM's JSON payload,
-/// encrypted with Web Push in `raw_data`.
+/// its platform (SEMANTICS P1): Android registrations get the data map and
+/// `gcm.notification.*` keys in `app_data`; Apple registrations get an APNs payload (an
+/// `aps` dictionary plus custom keys) in `raw_data`; web registrations get FCM's JSON
+/// payload, encrypted with Web Push, in `raw_data`.
 public enum DeliveryTailor {
     /// What a tailored delivery needs besides the message.
     public struct Context: Sendable {
@@ -12,17 +13,20 @@ public enum DeliveryTailor {
         public var registration: Registration
         public var project: Project
         public var sentAt: Timestamp
-        public var ttlSeconds: Int64
+        public var options: DeliveryOptions
 
         public init(
-            messageID: String, registration: Registration, project: Project, sentAt: Timestamp, ttlSeconds: Int64
+            messageID: String, registration: Registration, project: Project, sentAt: Timestamp, options: DeliveryOptions
         ) {
             self.messageID = messageID
             self.registration = registration
             self.project = project
             self.sentAt = sentAt
-            self.ttlSeconds = ttlSeconds
+            self.options = options
         }
+
+        var ttlSeconds: Int64 { options.ttlSeconds }
+        var priority: String { options.isHighPriority ? "high" : "normal" }
     }
 
     /// Notification fields of `AndroidNotification` and the `gcm.notification.*` keys they travel as.
@@ -39,22 +43,31 @@ public enum DeliveryTailor {
         stanza.category = registration.appID
         stanza.sent = context.sentAt.seconds
         stanza.ttl = Int32(clamping: context.ttlSeconds)
-        if let collapseKey = collapseKey(of: message) { stanza.token = collapseKey }
+        if let collapseKey = context.options.collapseKey { stanza.token = collapseKey }
         switch registration.platform {
         case .web:
             try sealWebPayload(message, context, into: &stanza)
-        case .android, .apple:
+        case .android:
             stanza.appData = androidAppData(message, context)
+        case .apple:
+            stanza.rawData = .init(applePayload(message, context).renderedBytes)
+            stanza.appData = [
+                appData("content-type", "application/apns+json"), appData("google.message_id", context.messageID),
+                appData("apns-priority", context.options.isHighPriority ? "10" : "5"),
+            ]
         }
         return stanza
     }
 
-    static func collapseKey(of message: Message) -> String? {
-        message.body["android"]?["collapse_key"]?.stringValue
-    }
-
-    static func priority(of message: Message) -> String {
-        message.body["android"]?["priority"]?.stringValue == "HIGH" ? "high" : "normal"
+    /// The "messages deleted" signal (SEMANTICS D1) for a registration; the gateway adds
+    /// `total_deleted` when it sends it.
+    public static func deletionSignal(for registration: Registration) -> McsProto_DataMessageStanza {
+        var stanza = McsProto_DataMessageStanza()
+        stanza.from = registration.sender
+        stanza.category = registration.appID
+        stanza.appData = [appData("message_type", "deleted_messages")]
+        if let subtype = registration.subtype { stanza.appData.append(appData("subtype", subtype)) }
+        return stanza
     }
 
     private static func appData(_ key: String, _ value: String) -> McsProto_AppData {
@@ -83,7 +96,7 @@ public enum DeliveryTailor {
             items.append(appData("gcm.n.e", "1"))
             items += notification.map { appData("gcm.notification.\($0.0)", $0.1) }
         }
-        let priority = priority(of: message)
+        let priority = context.priority
         items += [
             appData("google.message_id", context.messageID),
             appData("google.sent_time", String(context.sentAt.milliseconds)),
@@ -93,8 +106,36 @@ public enum DeliveryTailor {
             appData("google.c.sender.id", String(context.project.number)),
         ]
         if let label = message.analyticsLabel { items.append(appData("google.c.a.c_l", label)) }
-        if let collapseKey = collapseKey(of: message) { items.append(appData("collapse_key", collapseKey)) }
+        if let collapseKey = context.options.collapseKey { items.append(appData("collapse_key", collapseKey)) }
         return items
+    }
+
+    /// The APNs payload: `apns.payload` with its `aps` dictionary, the common notification
+    /// as `aps.alert` unless the payload has one, the data pairs as custom keys, and
+    /// `content-available` for data-only messages.
+    static func applePayload(_ message: Message, _ context: Context) -> JSONValue {
+        let body = message.body
+        var members = body["apns"]?["payload"]?.objectMembers ?? []
+        var aps = members.first { $0.key == "aps" }?.value.objectMembers ?? []
+        members.removeAll { $0.key == "aps" }
+        if !aps.contains(where: { $0.key == "alert" }), let notification = body["notification"]?.objectMembers {
+            let alert = notification.filter { $0.key == "title" || $0.key == "body" }
+            if !alert.isEmpty { aps.append((key: "alert", value: .object(alert))) }
+        }
+        if !message.isNotificationMessage, !aps.contains(where: { $0.key == "content-available" }) {
+            aps.append((key: "content-available", value: .number(1)))
+        }
+        var payload: [(key: String, value: JSONValue)] = [(key: "aps", value: .object(aps))]
+        payload += members
+        for (key, value) in message.data.sorted(by: { $0.key < $1.key })
+        where !members.contains(where: { $0.key == key }) {
+            payload.append((key: key, value: .string(value)))
+        }
+        if let image = body["apns"]?["fcm_options"]?["image"] ?? body["notification"]?["image"] {
+            payload.append((key: "fcm_options", value: .object([(key: "image", value: image)])))
+        }
+        payload.append((key: "gcm.message_id", value: .string(context.messageID)))
+        return .object(payload)
     }
 
     /// FCM's web payload: `{data, notification, from, priority, fcmMessageId}` (plus
@@ -111,12 +152,12 @@ public enum DeliveryTailor {
         }
         if !notification.isEmpty { members.append((key: "notification", value: .object(notification))) }
         members.append((key: "from", value: .string(String(context.project.number))))
-        members.append((key: "priority", value: .string(priority(of: message))))
+        members.append((key: "priority", value: .string(context.priority)))
         members.append((key: "fcmMessageId", value: .string(context.messageID)))
         if let link = body["webpush"]?["fcm_options"]?["link"] {
             members.append((key: "fcmOptions", value: .object([(key: "link", value: link)])))
         }
-        if let collapseKey = collapseKey(of: message) {
+        if let collapseKey = context.options.collapseKey {
             members.append((key: "collapse_key", value: .string(collapseKey)))
         }
         return .object(members)

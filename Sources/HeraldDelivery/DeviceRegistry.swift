@@ -1,3 +1,4 @@
+public import HeraldCore
 import Synchronization
 
 /// Which devices hold a connection to this node, and how to wake each one.
@@ -14,11 +15,19 @@ public final class DeviceRegistry: Sendable {
         public var wake: @Sendable () -> Void
         /// Tells the session another connection took over its device.
         public var replace: @Sendable () -> Void
+        /// Hands a message to the session for delivery now, without storing it (SEMANTICS
+        /// D6); false when the device cannot take it at once (it dozes and the message is
+        /// not high priority).
+        public var deliverNow: @Sendable (QueuedMessage) -> Bool
 
-        public init(id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void) {
+        public init(
+            id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void,
+            deliverNow: @escaping @Sendable (QueuedMessage) -> Bool = { _ in false }
+        ) {
             self.id = id
             self.wake = wake
             self.replace = replace
+            self.deliverNow = deliverNow
         }
     }
 
@@ -45,6 +54,12 @@ public final class DeviceRegistry: Sendable {
         guard let connection = connections.withLock({ $0[androidID] }) else { return false }
         connection.wake()
         return true
+    }
+
+    /// Delivers a message now to a connected device that can take it; false otherwise.
+    public func deliverNow(androidID: UInt64, _ message: QueuedMessage) -> Bool {
+        guard let connection = connections.withLock({ $0[androidID] }) else { return false }
+        return connection.deliverNow(message)
     }
 
     /// Whether a device holds a connection here.

@@ -4,9 +4,9 @@ public import HeraldStorage
 public import Logging
 import SwiftProtobuf
 
-/// Accepts validated messages: resolves their target, stores them durably with their
-/// device-queue entries, wakes the devices' connections, and counts the outcome
-/// (DESIGN.md, "the path of one message").
+/// Accepts validated messages: resolves their target, applies the delivery rules
+/// (SEMANTICS D1–D6, L5, L6), stores them durably with their device-queue entries, wakes
+/// the devices' connections, and counts every outcome (L7).
 public final class Dispatcher: Sendable {
     private let store: any HeraldStore
     private let clock: any HeraldClock
@@ -35,13 +35,14 @@ public final class Dispatcher: Sendable {
         let target: String
         switch message.target {
         case .token(let token):
-            registration = try await appRegistration(token: token, project: project)
+            registration = try await liveRegistration(
+                try await store.registration(token: token), project: project, message: message, now: now,
+                countUnregistered: !request.validateOnly)
             (targetKind, target) = ("token", token)
         case .fid(let fid):
-            guard let found = try await store.registration(installationID: fid, projectID: project.id) else {
-                throw HeraldError.unregistered
-            }
-            registration = found
+            registration = try await liveRegistration(
+                try await store.registration(installationID: fid, projectID: project.id), project: project,
+                message: message, now: now, countUnregistered: !request.validateOnly)
             (targetKind, target) = ("fid", fid)
         case .topic(let name):
             (targetKind, target) = ("topic", name)
@@ -53,43 +54,98 @@ public final class Dispatcher: Sendable {
             return MessageID.dryRun
         }
         let id = MessageID.make(at: now)
-        let ttl = message.androidTTLSeconds ?? project.settings.message.maximumTTLSeconds
-        let expiresAt = now.adding(seconds: ttl)
-        var queue: [QueuedMessage] = []
-        if let registration {
-            queue.append(
-                try queueEntry(message, id: id, registration: registration, project: project, now: now, ttl: ttl))
+        let limits = project.settings.message
+        defer { metrics.increment("herald_messages_accepted_total", [("project", project.id)]) }
+        guard let registration else {
+            let ttl = message.androidTTLSeconds ?? limits.maximumTTLSeconds
+            let accepted = DeliveryStat(
+                DeliveryStatKey(projectID: project.id, at: now, appID: "", label: message.analyticsLabel), .accepted)
+            try await store.appendMessages(
+                [stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)],
+                queue: [], limits: .unlimited, stats: [accepted])
+            return id
         }
-        let stored = StoredMessage(
-            id: id, projectID: project.id, targetKind: targetKind, target: target, body: message.body.rendered,
-            createdAt: now, expiresAt: expiresAt)
-        try await store.appendMessages([stored], queue: queue)
-        metrics.increment("herald_messages_accepted_total", [("project", project.id)])
-        for entry in queue { registry.wake(androidID: entry.androidID) }
+        let options = DeliveryOptions(
+            message: message, platform: registration.platform, appID: registration.appID, limits: limits, now: now)
+        let key = DeliveryStatKey(
+            projectID: project.id, at: now, appID: registration.appID, label: message.analyticsLabel)
+        let record = stored(
+            message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: options.ttlSeconds)
+        var entry = try queueEntry(
+            message, id: id, registration: registration, project: project, now: now, options: options)
+
+        if try await isInactive(registration, project: project, now: now) {
+            // SEMANTICS L5: accepted and discarded; a signal waits four weeks for the device.
+            entry.deletedCount = 1
+            try await store.appendMessages(
+                [record], queue: [entry], limits: .unlimited,
+                stats: [DeliveryStat(key, .accepted), DeliveryStat(key, .droppedDeviceInactive)])
+            return id
+        }
+        if options.ttlSeconds == 0 {
+            // SEMANTICS D6: now or never, never stored.
+            let delivered = registry.deliverNow(androidID: registration.androidID, entry)
+            try await store.record([DeliveryStat(key, .accepted), DeliveryStat(key, delivered ? .delivered : .expired)])
+            return id
+        }
+        try await store.appendMessages(
+            [record], queue: [entry], limits: QueueLimits(project.settings), stats: [DeliveryStat(key, .accepted)])
+        registry.wake(androidID: registration.androidID)
         logger.debug(
             "message accepted",
             metadata: [
-                "project": "\(project.id)", "message": "\(id)", "target": "\(targetKind)",
-                "token": "\(registration.map { Registration.redacted($0.token) } ?? "-")",
+                "project": "\(project.id)", "message": "\(id)", "token": "\(Registration.redacted(registration.token))",
             ])
         return id
     }
 
-    /// The app registration behind a token, checked against the sending project (SEMANTICS C3).
-    private func appRegistration(token: String, project: Project) async throws -> Registration {
-        guard let registration = try await store.registration(token: token) else { throw HeraldError.unregistered }
+    /// The live app registration a token or installation names, checked against the
+    /// sending project (SEMANTICS C3, L6).
+    private func liveRegistration(
+        _ found: Registration?, project: Project, message: HeraldCore.Message, now: Timestamp, countUnregistered: Bool
+    ) async throws -> Registration {
+        guard let registration = found else { throw HeraldError.unregistered }
         guard registration.kind == .app, registration.projectID == project.id else {
             throw HeraldError.senderIDMismatch
+        }
+        if registration.deletedAt != nil {
+            if countUnregistered {
+                try await store.record([
+                    DeliveryStat(
+                        DeliveryStatKey(
+                            projectID: project.id, at: now, appID: registration.appID, label: message.analyticsLabel),
+                        .unregistered)
+                ])
+            }
+            throw HeraldError.unregistered
         }
         return registration
     }
 
+    /// Whether the device has not connected for longer than the project allows (SEMANTICS L5).
+    private func isInactive(_ registration: Registration, project: Project, now: Timestamp) async throws -> Bool {
+        if registry.isConnected(androidID: registration.androidID) { return false }
+        let device = try await store.device(androidID: registration.androidID)
+        let lastSeen = device?.lastConnectedAt ?? registration.createdAt
+        return now.milliseconds - lastSeen.milliseconds > Int64(project.settings.inactiveAfterDays) * 86_400_000
+    }
+
+    private func stored(
+        _ message: HeraldCore.Message, id: String, project: Project, kind: String, target: String, now: Timestamp,
+        ttl: Int64
+    ) -> StoredMessage {
+        StoredMessage(
+            id: id, projectID: project.id, targetKind: kind, target: target, body: message.body.rendered,
+            createdAt: now,
+            expiresAt: now.adding(seconds: ttl))
+    }
+
     private func queueEntry(
         _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
-        ttl: Int64
+        options: DeliveryOptions
     ) throws -> QueuedMessage {
         let context = DeliveryTailor.Context(
-            messageID: id, registration: registration, project: project, sentAt: now, ttlSeconds: ttl)
+            messageID: id, registration: registration, project: project, sentAt: now, options: options)
         let stanza: McsProto_DataMessageStanza
         do {
             stanza = try DeliveryTailor.stanza(for: message, context)
@@ -101,6 +157,9 @@ public final class Dispatcher: Sendable {
         return QueuedMessage(
             androidID: registration.androidID, token: registration.token, persistentID: id, messageID: id,
             projectID: project.id, stanza: try stanza.serializedBytes(), createdAt: now,
-            expiresAt: now.adding(seconds: ttl))
+            expiresAt: now.adding(seconds: options.ttlSeconds), collapseKey: options.collapseKey,
+            isHighPriority: options.isHighPriority, appID: registration.appID,
+            analyticsLabel: message.analyticsLabel ?? "",
+            deletionSignalStanza: try DeliveryTailor.deletionSignal(for: registration).serializedBytes())
     }
 }

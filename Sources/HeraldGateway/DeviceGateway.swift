@@ -120,6 +120,7 @@ public final class DeviceGateway: Sendable {
         case tick
         case wake
         case replaced
+        case deliverNow(QueuedMessage)
     }
 
     private func serve(_ channel: NIOAsyncChannel<MCSFrame, MCSFrame>) async {
@@ -127,6 +128,7 @@ public final class DeviceGateway: Sendable {
         let connectionID = connections.add(continuation)
         metrics.increment("herald_gateway_connections_total")
         var session = MCSSession(configuration: configuration, now: clock.now())
+        let dozing = DozeFlag()
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -145,6 +147,7 @@ public final class DeviceGateway: Sendable {
                     }
                     eventLoop: for await event in events {
                         var actions = Deque(react(to: event, session: &session))
+                        defer { dozing.isSet = session.isDozing }
                         while let action = actions.popFirst() {
                             switch action {
                             case .send(let frame):
@@ -156,7 +159,15 @@ public final class DeviceGateway: Sendable {
                                         androidID: androidID,
                                         DeviceRegistry.Connection(
                                             id: connectionID, wake: { continuation.yield(.wake) },
-                                            replace: { continuation.yield(.replaced) }))
+                                            replace: { continuation.yield(.replaced) },
+                                            deliverNow: { message in
+                                                guard !dozing.isSet || message.isHighPriority else { return false }
+                                                if case .enqueued = continuation.yield(.deliverNow(message)) {
+                                                    return true
+                                                }
+                                                return false
+                                            }))
+                                    try? await store.recordConnection(androidID: androidID, at: clock.now())
                                 }
                                 actions.append(contentsOf: session.authenticated(accepted, now: clock.now()))
                             case .acknowledge(let ids):
@@ -164,11 +175,26 @@ public final class DeviceGateway: Sendable {
                                     let removed = try await store.acknowledge(androidID: androidID, persistentIDs: ids)
                                     metrics.increment("herald_messages_delivered_total", by: removed)
                                 }
-                            case .loadPending(let after, let limit):
+                            case .loadPending(let after, let limit, let highPriorityOnly):
                                 guard let androidID = session.androidID else { continue }
-                                let pending = try await store.pendingMessages(
-                                    androidID: androidID, after: after, limit: limit, now: clock.now())
+                                let pending =
+                                    highPriorityOnly
+                                    ? try await store.pendingHighPriorityMessages(
+                                        androidID: androidID, after: after, limit: limit, now: clock.now())
+                                    : try await store.pendingMessages(
+                                        androidID: androidID, after: after, limit: limit, now: clock.now())
                                 actions.append(contentsOf: session.loaded(pending, requested: limit, now: clock.now()))
+                            case .recordReceipt(let counter, let messageID):
+                                if let androidID = session.androidID {
+                                    await recordReceipt(counter, messageID: messageID, androidID: androidID)
+                                }
+                            case .unregister(let token):
+                                if let androidID = session.androidID,
+                                    let registration = try await store.registration(token: token),
+                                    registration.androidID == androidID
+                                {
+                                    _ = try await store.deleteRegistration(token: token, at: clock.now())
+                                }
                             case .close(let reason):
                                 logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
                                 break eventLoop
@@ -196,12 +222,42 @@ public final class DeviceGateway: Sendable {
         case .tick: return session.tick(now: clock.now())
         case .wake: return session.wake()
         case .replaced: return session.replaced()
+        case .deliverNow(let message): return session.deliverNow(message, now: clock.now())
         }
+    }
+
+    /// Counts an impression or an open against the message's project, app and label.
+    private func recordReceipt(_ counter: DeliveryCounter, messageID: String, androidID: UInt64) async {
+        guard let message = try? await store.message(id: messageID),
+            let registration = try? await store.registrations(androidID: androidID).first(where: {
+                $0.projectID == message.projectID
+            })
+        else { return }
+        let body = try? JSONParser.parse(Array(message.body.utf8))
+        let label =
+            body?["android"]?["fcm_options"]?["analytics_label"]?.stringValue
+            ?? body?["fcm_options"]?["analytics_label"]?.stringValue
+        try? await store.record([
+            DeliveryStat(
+                DeliveryStatKey(
+                    projectID: message.projectID, at: message.createdAt, appID: registration.appID, label: label),
+                counter)
+        ])
     }
 
     private func checkLogin(androidID: UInt64, securityToken: UInt64) async -> Bool {
         guard androidID != 0, let device = try? await store.device(androidID: androidID) else { return false }
         return device.securityToken == securityToken
+    }
+}
+
+/// Whether a session's device dozes, readable from any thread.
+final class DozeFlag: Sendable {
+    private let value = Atomic<Bool>(false)
+
+    var isSet: Bool {
+        get { value.load(ordering: .relaxed) }
+        set { value.store(newValue, ordering: .relaxed) }
     }
 }
 

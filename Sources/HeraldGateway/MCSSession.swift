@@ -14,8 +14,13 @@ public struct MCSSession: Sendable {
         case authenticate(androidID: UInt64, securityToken: UInt64)
         /// Remove acknowledged messages from the device's queue.
         case acknowledge([String])
-        /// Read up to `limit` queued messages after a sequence number; answer with `loaded`.
-        case loadPending(after: Int64, limit: Int)
+        /// Read up to `limit` queued messages after a sequence number (only high-priority
+        /// ones when the device dozes); answer with `loaded`.
+        case loadPending(after: Int64, limit: Int, highPriorityOnly: Bool)
+        /// Count what the user saw of a message (SEMANTICS L7).
+        case recordReceipt(DeliveryCounter, messageID: String)
+        /// Delete one of the device's registrations (SEMANTICS L6).
+        case unregister(token: String)
         /// Close the connection.
         case close(reason: String)
     }
@@ -40,10 +45,14 @@ public struct MCSSession: Sendable {
     private var outboundCount: Int32 = 0
     /// Messages sent and not yet acknowledged, by persistent id.
     private(set) var inFlight: [String: Int64] = [:]
-    /// The highest queue sequence sent on this connection.
+    /// The highest queue sequence sent on this connection while awake.
     private var sentThrough: Int64 = 0
+    /// The highest queue sequence sent while dozing (only high-priority messages flow).
+    private var highSentThrough: Int64 = 0
     private var isLoading = false
     private var wantsReload = false
+    /// Whether the device reported that it dozes (SEMANTICS D4).
+    public private(set) var isDozing = false
 
     public init(configuration: GatewayConfiguration, now: Timestamp) {
         self.configuration = configuration
@@ -128,13 +137,17 @@ public struct MCSSession: Sendable {
         guard case .established = phase else { return [] }
         isLoading = false
         var actions: [Action] = []
-        for message in messages where message.sequence > sentThrough && inFlight[message.persistentID] == nil {
-            guard var stanza = try? McsProto_DataMessageStanza(serializedBytes: message.stanza) else { continue }
-            stanza.persistentID = message.persistentID
-            stanza.lastStreamIDReceived = inboundCount
-            actions.append(send(.dataMessageStanza, stanza, now: now))
+        for message in messages where inFlight[message.persistentID] == nil {
+            if isDozing {
+                guard message.sequence > highSentThrough, message.isHighPriority else { continue }
+                highSentThrough = message.sequence
+            } else {
+                guard message.sequence > sentThrough else { continue }
+                sentThrough = message.sequence
+            }
+            guard let action = deliver(message, now: now) else { continue }
+            actions.append(action)
             inFlight[message.persistentID] = message.sequence
-            sentThrough = message.sequence
         }
         if messages.count >= limit || wantsReload {
             actions += requestLoad()
@@ -146,6 +159,13 @@ public struct MCSSession: Sendable {
     public mutating func wake() -> [Action] {
         guard case .established = phase else { return [] }
         return requestLoad()
+    }
+
+    /// A message to send at once, not stored (SEMANTICS D6); nothing happens unless the
+    /// device is logged in and can take it.
+    public mutating func deliverNow(_ message: QueuedMessage, now: Timestamp) -> [Action] {
+        guard case .established = phase, !isDozing || message.isHighPriority else { return [] }
+        return deliver(message, now: now).map { [$0] } ?? []
     }
 
     /// Time passed: log-in deadlines, dead connections and heartbeats.
@@ -219,14 +239,8 @@ public struct MCSSession: Sendable {
             guard let iq = try? frame.decode(as: McsProto_IqStanza.self) else {
                 return fail("bad-request", "malformed IqStanza")
             }
-            guard iq.hasExtension, iq.extension.id == MCSFrame.selectiveAckExtension else { return [] }
-            guard let ack = try? McsProto_SelectiveAck(serializedBytes: iq.extension.data) else {
-                return fail("bad-request", "malformed SelectiveAck")
-            }
-            for id in ack.id { inFlight[id] = nil }
-            var actions: [Action] = [.acknowledge(ack.id)]
-            actions += requestLoad()
-            return actions
+            guard iq.hasExtension else { return [] }
+            return receivedExtension(iq.extension)
         case .close:
             phase = .closed
             return [.close(reason: "closed by the device")]
@@ -236,6 +250,58 @@ public struct MCSSession: Sendable {
             // Upstream messages, presence and acks need no answer.
             return []
         }
+    }
+
+    private mutating func receivedExtension(_ extensionMessage: McsProto_Extension) -> [Action] {
+        let text = String(decoding: extensionMessage.data, as: UTF8.self)
+        switch extensionMessage.id {
+        case MCSFrame.selectiveAckExtension:
+            guard let ack = try? McsProto_SelectiveAck(serializedBytes: extensionMessage.data) else {
+                return fail("bad-request", "malformed SelectiveAck")
+            }
+            for id in ack.id { inFlight[id] = nil }
+            return [.acknowledge(ack.id)] + requestLoad()
+        case MCSFrame.deviceStateExtension:
+            switch text {
+            case "doze":
+                if !isDozing { highSentThrough = sentThrough }
+                isDozing = true
+                return []
+            case "awake":
+                isDozing = false
+                return requestLoad()
+            default:
+                return fail("bad-request", "unknown device state")
+            }
+        case MCSFrame.receiptExtension:
+            let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
+            guard parts.count == 2, !parts[1].isEmpty else { return fail("bad-request", "malformed receipt") }
+            switch parts[0] {
+            case "opened": return [.recordReceipt(.opened, messageID: parts[1])]
+            case "impression": return [.recordReceipt(.impressions, messageID: parts[1])]
+            default: return fail("bad-request", "unknown receipt")
+            }
+        case MCSFrame.unregisterExtension:
+            guard !text.isEmpty else { return fail("bad-request", "missing token") }
+            return [.unregister(token: text)]
+        default:
+            return []
+        }
+    }
+
+    /// The frame that carries a queued message, with its persistent id and, for a
+    /// "messages deleted" signal, the count.
+    private mutating func deliver(_ message: QueuedMessage, now: Timestamp) -> Action? {
+        guard var stanza = try? McsProto_DataMessageStanza(serializedBytes: message.stanza) else { return nil }
+        stanza.persistentID = message.persistentID
+        stanza.lastStreamIDReceived = inboundCount
+        if message.deletedCount > 0 {
+            var count = McsProto_AppData()
+            count.key = "total_deleted"
+            count.value = String(message.deletedCount)
+            stanza.appData.append(count)
+        }
+        return send(.dataMessageStanza, stanza, now: now)
     }
 
     /// Asks for the next page of the queue unless a read is under way or the in-flight
@@ -249,7 +315,9 @@ public struct MCSSession: Sendable {
         guard room > 0 else { return [] }
         isLoading = true
         wantsReload = false
-        return [.loadPending(after: sentThrough, limit: room)]
+        return [
+            .loadPending(after: isDozing ? highSentThrough : sentThrough, limit: room, highPriorityOnly: isDozing)
+        ]
     }
 
     private mutating func send(_ tag: MCSTag, _ message: some SwiftProtobuf.Message, now: Timestamp) -> Action {

@@ -78,9 +78,15 @@ struct DeviceRegistrationRoutes {
         guard let (androidID, token) = parseAidLogin(authorization),
             let device = try await environment.store.device(androidID: androidID), device.securityToken == token
         else { return register3Error("AUTHENTICATION_FAILED", status: .unauthorized) }
-        guard let form = FormBody.parse(body.readableBytesView), let app = form["app"], !app.isEmpty,
-            let sender = form["sender"], !sender.isEmpty
-        else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
+        guard let form = FormBody.parse(body.readableBytesView), let app = form["app"], !app.isEmpty else {
+            return register3Error("INVALID_PARAMETERS", status: .badRequest)
+        }
+        if form["delete"] == "true" || form["delete"] == "1" {
+            return try await unregister(androidID: androidID, app: app, token: form["token"])
+        }
+        guard let sender = form["sender"], !sender.isEmpty else {
+            return register3Error("INVALID_PARAMETERS", status: .badRequest)
+        }
         if let deviceField = form["device"], UInt64(deviceField) != androidID {
             return register3Error("INVALID_PARAMETERS", status: .badRequest)
         }
@@ -118,6 +124,23 @@ struct DeviceRegistrationRoutes {
         return Response(
             status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(string: "token=\(registration.token)")))
+    }
+
+    /// `register3` with `delete=true`: the app was uninstalled or deleted its token
+    /// (SEMANTICS L6). Deletes the named token, or every live token of the app on the device.
+    private func unregister(androidID: UInt64, app: String, token: String?) async throws -> Response {
+        let now = environment.clock.now()
+        let targets = try await environment.store.registrations(androidID: androidID).filter { registration in
+            registration.appID == app && (token == nil || registration.token == token)
+        }
+        guard !targets.isEmpty else { return register3Error("NOT_REGISTERED", status: .badRequest) }
+        for registration in targets {
+            _ = try await environment.store.deleteRegistration(token: registration.token, at: now)
+            environment.logger.info("unregistered", metadata: ["token": "\(Registration.redacted(registration.token))"])
+        }
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: "deleted=\(app)")))
     }
 
     private func parseAidLogin(_ authorization: String?) -> (UInt64, UInt64)? {

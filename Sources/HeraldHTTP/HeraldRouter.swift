@@ -16,6 +16,7 @@ public enum HeraldRouter {
         TokenRoutes(environment: environment).register(on: router)
         SendRoutes(environment: environment).register(on: router)
         DeviceRegistrationRoutes(environment: environment).register(on: router)
+        DeliveryDataRoutes(environment: environment).register(on: router)
         return router
     }
 }

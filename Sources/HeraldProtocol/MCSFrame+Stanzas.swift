@@ -15,6 +15,18 @@ extension MCSFrame {
         return (try? MCSFrame(.iqStanza, iq)) ?? MCSFrame(tag: .iqStanza, payload: [])
     }
 
+    /// An IqStanza carrying one of Herald's own extensions with text data.
+    public static func heraldExtension(_ id: Int32, _ text: String) -> MCSFrame {
+        var extensionMessage = McsProto_Extension()
+        extensionMessage.id = id
+        extensionMessage.data = Data(text.utf8)
+        var iq = McsProto_IqStanza()
+        iq.type = .set
+        iq.id = ""
+        iq.extension = extensionMessage
+        return (try? MCSFrame(.iqStanza, iq)) ?? MCSFrame(tag: .iqStanza, payload: [])
+    }
+
     /// A LoginRequest for a checked-in device.
     public static func login(
         androidID: UInt64, securityToken: UInt64, receivedPersistentIDs: [String] = [], heartbeatSeconds: Int? = nil,

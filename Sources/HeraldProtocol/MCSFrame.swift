@@ -28,6 +28,15 @@ public struct MCSFrame: Sendable, Equatable {
     public static let selectiveAckExtension: Int32 = 12
     /// The IqStanza extension id of a stream acknowledgement.
     public static let streamAckExtension: Int32 = 13
+    /// Herald's IqStanza extension by which a device reports its state: data `doze` or
+    /// `awake` (SEMANTICS D4).
+    public static let deviceStateExtension: Int32 = 1001
+    /// Herald's IqStanza extension by which an app reports what the user saw: data
+    /// `impression <message id>` or `opened <message id>` (SEMANTICS L7).
+    public static let receiptExtension: Int32 = 1002
+    /// Herald's IqStanza extension by which an app instance is uninstalled: data is its
+    /// registration token (SEMANTICS L6).
+    public static let unregisterExtension: Int32 = 1003
 
     /// Which message the payload is.
     public var tag: MCSTag

@@ -6,7 +6,7 @@ public import HeraldStorage
 public import Hummingbird
 public import Logging
 public import Prometheus
-import ServiceLifecycle
+public import ServiceLifecycle
 
 /// One Herald process: the store, the credential cache, the dispatcher, the HTTP
 /// surfaces and the device gateway, run as one `ServiceGroup` that shuts down gracefully
@@ -79,6 +79,8 @@ public struct HeraldNode: Sendable {
                     makeApplication { port in await ready.http(port) },
                     GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
                     CredentialRefresher(directory: directory, store: store, logger: logger),
+                    ExpirySweeper(
+                        store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
@@ -125,6 +127,48 @@ struct GatewayService: Service {
             }
         } catch is CancellationError {
             // Shutting down: the listeners and connections are closed.
+        }
+    }
+}
+
+/// Deletes queued messages whose time to live has passed, counting them expired
+/// (SEMANTICS D5). Expired messages are never delivered even before the sweep: queue
+/// reads leave them out.
+public struct ExpirySweeper: Service {
+    let store: any HeraldStore
+    let clock: any HeraldClock
+    let intervalSeconds: Int
+    let logger: Logger
+
+    public init(store: any HeraldStore, clock: any HeraldClock, intervalSeconds: Int, logger: Logger) {
+        self.store = store
+        self.clock = clock
+        self.intervalSeconds = intervalSeconds
+        self.logger = logger
+    }
+
+    /// Sweeps until nothing expired is left; answers how many entries were deleted.
+    @discardableResult
+    public func sweep() async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await store.deleteExpired(now: clock.now(), limit: 1000)
+            total += deleted
+            if deleted < 1000 { return total }
+        }
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let deleted = try await sweep()
+                    if deleted > 0 { logger.debug("expired messages removed", metadata: ["count": "\(deleted)"]) }
+                } catch {
+                    logger.warning("expiry sweep failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(intervalSeconds))
+            }
         }
     }
 }

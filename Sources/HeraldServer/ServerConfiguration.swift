@@ -14,6 +14,8 @@ public struct ServerConfiguration: Sendable {
     /// The device gateway (MCS). Default: port 5228 on `httpHost` with generated TLS
     /// certificates in `<dataDirectory>/tls`.
     public var gateway: GatewayConfiguration?
+    /// Seconds between sweeps of expired queued messages. Default 30.
+    public var sweepIntervalSeconds: Int = 30
 
     public init() {}
 

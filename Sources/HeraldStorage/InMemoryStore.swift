@@ -101,21 +101,24 @@ public actor InMemoryStore: HeraldStore {
         var counted = additions
         for entry in entries {
             let current = queue.filter { $0.token == entry.token }
-            let decision = QueuePolicy.admit(
-                collapseKey: entry.collapseKey,
-                into: current.map {
-                    QueuePolicy.Entry(
-                        sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
-                        deletedCount: $0.deletedCount)
-                },
-                maximumPending: limits.maximumPending, maximumCollapseKeys: limits.maximumCollapseKeys)
+            let policyEntries = current.map {
+                QueuePolicy.Entry(
+                    sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
+                    deletedCount: $0.deletedCount)
+            }
+            let decision =
+                entry.deletedCount > 0
+                ? QueuePolicy.admitDiscarded(count: entry.deletedCount, into: policyEntries)
+                : QueuePolicy.admit(
+                    collapseKey: entry.collapseKey, into: policyEntries, maximumPending: limits.maximumPending,
+                    maximumCollapseKeys: limits.maximumCollapseKeys)
             let deleted = current.filter { decision.delete.contains($0.sequence) }
             counted += QueuePolicy.Decision.stats(deleting: deleted, collapsedKey: entry.collapseKey)
             queue.removeAll { decision.delete.contains($0.sequence) }
             if decision.store {
                 append(entry)
             } else {
-                counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending))
+                if entry.deletedCount == 0 { counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending)) }
             }
             if let count = decision.deletionSignal {
                 var signal = entry
@@ -124,6 +127,7 @@ public actor InMemoryStore: HeraldStore {
                 signal.collapseKey = nil
                 signal.isHighPriority = true
                 signal.deletedCount = count
+                signal.expiresAt = entry.createdAt.adding(seconds: QueuedMessage.deletionSignalLifetimeSeconds)
                 append(signal)
             }
             decisions.append(decision)

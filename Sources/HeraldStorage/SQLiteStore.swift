@@ -275,14 +275,17 @@ public final class SQLiteStore: HeraldStore {
                 let current = try Row.fetchAll(
                     db, sql: "SELECT * FROM device_queue WHERE token = ? ORDER BY sequence", arguments: [entry.token]
                 ).map(Self.queued)
-                let decision = QueuePolicy.admit(
-                    collapseKey: entry.collapseKey,
-                    into: current.map {
-                        QueuePolicy.Entry(
-                            sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
-                            deletedCount: $0.deletedCount)
-                    },
-                    maximumPending: limits.maximumPending, maximumCollapseKeys: limits.maximumCollapseKeys)
+                let policyEntries = current.map {
+                    QueuePolicy.Entry(
+                        sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
+                        deletedCount: $0.deletedCount)
+                }
+                let decision =
+                    entry.deletedCount > 0
+                    ? QueuePolicy.admitDiscarded(count: entry.deletedCount, into: policyEntries)
+                    : QueuePolicy.admit(
+                        collapseKey: entry.collapseKey, into: policyEntries, maximumPending: limits.maximumPending,
+                        maximumCollapseKeys: limits.maximumCollapseKeys)
                 for sequence in decision.delete {
                     try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [sequence])
                 }
@@ -291,7 +294,7 @@ public final class SQLiteStore: HeraldStore {
                 if decision.store {
                     try Self.insert(entry, db)
                 } else {
-                    counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending))
+                    if entry.deletedCount == 0 { counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending)) }
                 }
                 if let count = decision.deletionSignal {
                     var signal = entry
@@ -300,6 +303,7 @@ public final class SQLiteStore: HeraldStore {
                     signal.collapseKey = nil
                     signal.isHighPriority = true
                     signal.deletedCount = count
+                    signal.expiresAt = entry.createdAt.adding(seconds: QueuedMessage.deletionSignalLifetimeSeconds)
                     try Self.insert(signal, db)
                 }
                 decisions.append(decision)

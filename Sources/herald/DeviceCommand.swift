@@ -8,7 +8,13 @@ import UnixSignals
 struct DeviceCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "device",
-        abstract: "A command-line device: registers, prints its token, then one JSON line per message received.")
+        abstract: "A command-line device: registers, prints its token, then one JSON line per message received.",
+        discussion: """
+            Output lines: `token: T`, then one JSON object per message handed to the app, `tray: {...}` for a
+            notification shown while the app is in the background, and `deleted: N` when the server dropped
+            stored messages. Commands on standard input, one a line: doze, wake, background, foreground,
+            open MESSAGE-ID (tap a tray notification), uninstall, quit.
+            """)
 
     @Option(help: "Herald's HTTP base URL.") var server = "http://127.0.0.1:8080"
     @Option(help: "The project id.") var project: String
@@ -19,6 +25,9 @@ struct DeviceCommand: AsyncParsableCommand {
     @Option(help: "Where to keep this device's identity between runs.") var identity: String?
     @Option(help: "The gateway CA certificate to trust (the server prints its path).") var ca: String?
     @Flag(help: "Connect to the gateway without TLS.") var plaintext = false
+    @Flag(help: "Start dozing: only high-priority messages arrive until `wake`.") var doze = false
+    @Flag(help: "Start with the app in the background: notifications go to the tray.") var background = false
+    @Flag(help: "Delete this device's token (uninstall the app) and exit.") var uninstall = false
 
     func run() async throws {
         guard let platform = Platform(rawValue: platform) else {
@@ -43,15 +52,44 @@ struct DeviceCommand: AsyncParsableCommand {
         let client = HeraldClient(
             configuration: .init(
                 server: server, projectID: project, apiKey: apiKey, appID: appID, platform: platform,
-                gatewayHost: gatewayHost, gatewayPort: gatewayPort, trust: trust, identityPath: identity))
+                gatewayHost: gatewayHost, gatewayPort: gatewayPort, trust: trust, identityPath: identity),
+            presenter: PrintingTray())
         let token = try await client.register()
         emit("token: \(token)")
+        if uninstall {
+            try await client.deleteToken()
+            emit("uninstalled")
+            return
+        }
+        if doze { await client.setDozing(true) }
+        if background { await client.setAppState(.background) }
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { try await client.run() }
             group.addTask {
                 for await event in client.events {
                     emit(Self.line(for: event))
                 }
+            }
+            group.addTask {
+                for await line in standardInputLines() {
+                    let words = line.split(separator: " ").map(String.init)
+                    switch words.first {
+                    case "doze": await client.setDozing(true)
+                    case "wake": await client.setDozing(false)
+                    case "background": await client.setAppState(.background)
+                    case "foreground": await client.setAppState(.foreground)
+                    case "open" where words.count == 2:
+                        if !(await client.open(messageID: words[1])) { emit("error: no tray notification \(words[1])") }
+                    case "uninstall":
+                        try await client.deleteToken()
+                        emit("uninstalled")
+                        return
+                    case "quit": return
+                    default: emit("error: unknown command \(line)")
+                    }
+                }
+                // Standard input closed: keep running until a signal.
+                try await Task.sleep(for: .seconds(365 * 86400))
             }
             group.addTask {
                 for await _ in await UnixSignalsSequence(trapping: .sigint, .sigterm) { return }
@@ -86,4 +124,28 @@ struct DeviceCommand: AsyncParsableCommand {
 /// Writes a line to standard output at once, unbuffered, so that a pipe sees each event as it happens.
 func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Prints every notification shown in the tray as a `tray:` line.
+struct PrintingTray: NotificationPresenter {
+    func present(_ notification: PresentedNotification) async {
+        var members: [(key: String, value: JSONValue)] = [(key: "id", value: .string(notification.messageID))]
+        for (key, value) in notification.fields.sorted(by: { $0.key < $1.key }) {
+            members.append((key: key, value: .string(value)))
+        }
+        emit("tray: " + JSONValue.object(members).rendered)
+    }
+}
+
+/// Lines read from standard input on a thread of their own.
+func standardInputLines() -> AsyncStream<String> {
+    let (lines, continuation) = AsyncStream.makeStream(of: String.self)
+    Thread.detachNewThread {
+        while let line = readLine() {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            if !trimmed.isEmpty { continuation.yield(trimmed) }
+        }
+        continuation.finish()
+    }
+    return lines
 }

@@ -6,7 +6,8 @@ struct Herald: AsyncParsableCommand {
         commandName: "herald",
         abstract: "A self-hosted cloud messaging service that speaks FCM's protocols.",
         subcommands: [
-            Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, TokenCommand.self, BenchCommand.self,
+            Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, StatsCommand.self, TokenCommand.self,
+            BenchCommand.self,
         ])
 }
 

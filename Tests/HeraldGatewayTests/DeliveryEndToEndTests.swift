@@ -24,7 +24,8 @@ import Testing
                 #expect(message.data == ["greeting": "hello"])
                 #expect(message.notification == ["title": "T", "body": "B"])
                 #expect(message.from == String(harness.project.number))
-                #expect(message.collapseKey == "k")
+                // SEMANTICS D3: a notification message ignores collapse_key and collapses under the app id.
+                #expect(message.collapseKey == "com.example.test")
                 #expect(message.priority == "high")
                 group.cancelAll()
             }
