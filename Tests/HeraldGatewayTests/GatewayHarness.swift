@@ -8,6 +8,7 @@ import HeraldStorage
 import HeraldTools
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOPosix
 import NIOSSL
 import Testing
@@ -27,13 +28,20 @@ struct GatewayHarness {
 
     /// Starts a node, runs `body` with it, and stops the node.
     static func with<T: Sendable>(
-        heartbeatSeconds: Int = 240, _ body: @Sendable (GatewayHarness) async throws -> T
+        heartbeatSeconds: Int = 240, clock: any HeraldClock = SystemClock(),
+        settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
+        _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {
         let directory = "/tmp/herald-gateway-test-" + SecureRandom.hex(bytes: 6)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteStore(dataDirectory: directory + "/data")
         let issued = try await ProjectAdministration(store: store).createProject(
             id: "gateway-test", publicURL: "http://127.0.0.1:1", keyFileDirectory: directory)
+        if let settings {
+            var changed = issued.project.settings
+            settings(&changed)
+            _ = try await store.updateSettings(changed, projectID: issued.project.id)
+        }
         var configuration = ServerConfiguration()
         configuration.dataDirectory = directory + "/data"
         configuration.httpPort = 0
@@ -43,8 +51,8 @@ struct GatewayHarness {
         gateway.security = .generated(dataDirectory: directory + "/data", hostnames: ["127.0.0.1"])
         configuration.gateway = gateway
         var logger = Logger(label: "gateway-test")
-        logger.logLevel = .warning
-        let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
+        logger.logLevel = .critical
+        let node = try await HeraldNode(configuration: configuration, store: store, clock: clock, logger: logger)
         let (ports, continuation) = AsyncStream.makeStream(of: (Int, [Int]).self)
         return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
@@ -78,17 +86,26 @@ struct GatewayHarness {
 
     /// Sends a message with the HTTP v1 API; answers the message id.
     func send(_ message: String) async throws -> String {
-        let token = try await credentials.accessToken()
-        let result = try await HTTPConnection.with(host: "127.0.0.1", port: httpPort) { connection in
-            try await connection.request(
-                .POST, "/v1/projects/\(project.id)/messages:send",
-                headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
-                body: Array(#"{"message":\#(message)}"#.utf8))
-        }
+        let result = try await sendRequest(message)
         guard result.status == 200, let name = (try? JSONParser.parse(result.body))?["name"]?.stringValue else {
             throw HarnessError("send failed: \(result.status) \(String(decoding: result.body, as: UTF8.self))")
         }
         return String(name.split(separator: "/").last!)
+    }
+
+    /// Sends a message and answers the raw HTTP result.
+    func sendRequest(_ message: String) async throws -> HTTPResult {
+        try await get("/v1/projects/\(project.id)/messages:send", method: .POST, body: #"{"message":\#(message)}"#)
+    }
+
+    /// An authenticated request to the HTTP API, with an access token of the node's time.
+    func get(_ path: String, method: HTTPMethod = .GET, body: String = "") async throws -> HTTPResult {
+        let token = try await credentials.accessToken(now: node.clock.now())
+        return try await HTTPConnection.with(host: "127.0.0.1", port: httpPort) { connection in
+            try await connection.request(
+                method, path, headers: [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")],
+                body: Array(body.utf8))
+        }
     }
 
     /// A device made directly in the store, with an app registration for the test project.
@@ -122,6 +139,28 @@ struct GatewayHarness {
 struct HarnessError: Error, CustomStringConvertible {
     var description: String
     init(_ description: String) { self.description = description }
+}
+
+/// The next `count` events a client's app sees, within a time limit; fewer when time runs out.
+func nextEvents(_ client: HeraldClient, _ count: Int, within seconds: Double = 10) async -> [ClientEvent] {
+    let collected = EventBox()
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+            for await event in client.events {
+                await collected.append(event)
+                if await collected.events.count == count { return }
+            }
+        }
+        group.addTask { try? await Task.sleep(for: .milliseconds(Int(seconds * 1000))) }
+        await group.next()
+        group.cancelAll()
+    }
+    return await collected.events
+}
+
+actor EventBox {
+    var events: [ClientEvent] = []
+    func append(_ event: ClientEvent) { events.append(event) }
 }
 
 /// The first event a client's app sees, within a time limit.
