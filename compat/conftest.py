@@ -90,7 +90,8 @@ class HeraldServer:
 @pytest.fixture(scope="session")
 def herald():
     server = HeraldServer()
-    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices")}
+    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices", "compat-semantics")}
+    server.cli("project", "set", "compat-semantics", "max-pending=3")
     server.start()
     yield server
     server.stop()

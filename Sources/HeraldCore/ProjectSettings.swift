@@ -35,4 +35,42 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
     public var xmppConnections: Int = 2_500
 
     public init() {}
+
+    /// Every setting an operator can change, by the name `herald project set` takes.
+    public static var names: [(name: String, keyPath: WritableKeyPath<ProjectSettings, Int>)] {
+        [
+            ("downstream-per-minute", \.downstreamPerMinute), ("topic-ops-per-second", \.topicOpsPerSecond),
+            ("max-fanouts", \.maxFanouts), ("collapsible-burst", \.collapsibleBurst),
+            ("collapsible-refill-seconds", \.collapsibleRefillSeconds), ("device-per-minute", \.devicePerMinute),
+            ("device-per-hour", \.devicePerHour), ("max-pending", \.maxPending),
+            ("max-collapse-keys", \.maxCollapseKeys),
+            ("inactive-after-days", \.inactiveAfterDays), ("upstream-per-minute", \.upstreamPerMinute),
+            ("upstream-device-per-minute", \.upstreamDevicePerMinute),
+            ("xmpp-connects-per-minute", \.xmppConnectsPerMinute),
+            ("xmpp-connections", \.xmppConnections), ("max-payload-bytes", \.message.maximumPayloadBytes),
+            ("max-topic-payload-bytes", \.message.maximumTopicPayloadBytes),
+        ]
+    }
+
+    /// Applies `name=value`; throws a message naming what is wrong.
+    public mutating func apply(_ assignment: String) throws(SettingError) {
+        let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+        guard parts.count == 2 else { throw SettingError("expected name=value, got \(assignment)") }
+        guard let setting = Self.names.first(where: { $0.name == parts[0] }) else {
+            throw SettingError("unknown setting \(parts[0]); known: \(Self.names.map(\.name).joined(separator: ", "))")
+        }
+        guard let value = Int(parts[1]), value >= 0 else {
+            throw SettingError("\(parts[0]) takes a whole number of at least 0, got \(parts[1])")
+        }
+        self[keyPath: setting.keyPath] = value
+    }
+}
+
+/// A `herald project set` assignment that cannot be applied.
+public struct SettingError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+
+    public init(_ description: String) {
+        self.description = description
+    }
 }

@@ -6,7 +6,7 @@ import HeraldStorage
 struct ProjectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "project", abstract: "Create and manage projects and their credentials.",
-        subcommands: [Create.self, List.self, Show.self, Delete.self, RotateKey.self])
+        subcommands: [Create.self, List.self, Show.self, Set.self, Delete.self, RotateKey.self])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -61,6 +61,34 @@ struct ProjectCommand: AsyncParsableCommand {
             for key in try await store.serviceAccountKeys(projectID: projectID) {
                 print("key:            \(key.id)  \(key.clientEmail)  \(key.isActive ? "active" : "revoked")")
             }
+            print("limits:")
+            for setting in ProjectSettings.names {
+                print("  \(setting.name) = \(project.settings[keyPath: setting.keyPath])")
+            }
+        }
+    }
+
+    struct Set: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Change a project's limits; a running server applies them within a second.")
+        @OptionGroup var storeOptions: StoreOptions
+        @Argument(help: "The project id.") var projectID: String
+        @Argument(help: "name=value pairs, e.g. max-pending=50 (see herald project show).") var assignments: [String]
+
+        func run() async throws {
+            let store = try openStore(storeOptions)
+            guard var settings = try await store.project(id: projectID)?.settings else {
+                throw ValidationError("No project \(projectID).")
+            }
+            for assignment in assignments {
+                do {
+                    try settings.apply(assignment)
+                } catch {
+                    throw ValidationError(error.description)
+                }
+            }
+            _ = try await store.updateSettings(settings, projectID: projectID)
+            print("updated \(projectID): \(assignments.joined(separator: " "))")
         }
     }
 

@@ -1,0 +1,114 @@
+"""Delivery rules seen from outside: firebase-admin sends, `herald device` receives.
+Rules: D1 (too many pending), D2 (collapsing), D6 (TTL 0), L6 (uninstall)."""
+import json
+import queue
+import subprocess
+import threading
+import time
+
+import pytest
+from firebase_admin import messaging
+
+import herald_sdk
+from conftest import HERALD
+
+
+class Device:
+    """A `herald device` process with its output lines in a queue and commands on its stdin."""
+
+    def __init__(self, herald, identity, *flags):
+        project = herald.projects["compat-semantics"]
+        self.process = subprocess.Popen(
+            [
+                HERALD, "device", "--server", herald.url, "--project", project["id"], "--api-key", project["api_key"],
+                "--app-id", "com.example.semantics", "--gateway", f"127.0.0.1:{herald.gateway_port}",
+                "--ca", herald.ca_file, "--identity", str(identity), *flags,
+            ],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.token = self.line().split(": ", 1)[1]
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def line(self, timeout=10):
+        return self.lines.get(timeout=timeout)
+
+    def message(self, timeout=10):
+        return json.loads(self.line(timeout))
+
+    def command(self, text):
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+
+    def stop(self):
+        self.command("quit")
+        assert self.process.wait(timeout=10) == 0
+
+
+@pytest.fixture
+def app(herald):
+    return herald_sdk.initialize(herald.url, herald.projects["compat-semantics"]["key_file"], name="semantics")
+
+
+def send(app, token, **fields):
+    return messaging.send(messaging.Message(token=token, **fields), app=app).rsplit("/", 1)[1]
+
+
+def test_D1_after_too_many_pending_messages_the_device_first_hears_they_were_deleted(herald, app, tmp_path):
+    device = Device(herald, tmp_path / "d1.json")
+    token = device.token
+    device.stop()
+    for n in range(4):  # max-pending is 3 for this project
+        send(app, token, data={"n": str(n)})
+    marker = send(app, token, data={"marker": "yes"})
+    device = Device(herald, tmp_path / "d1.json")
+    try:
+        assert device.line() == "deleted: 4"
+        assert device.message()["id"] == marker
+    finally:
+        device.stop()
+
+
+def test_D2_a_newer_message_with_the_same_collapse_key_replaces_the_undelivered_one(herald, app, tmp_path):
+    device = Device(herald, tmp_path / "d2.json")
+    token = device.token
+    device.stop()
+    send(app, token, data={"score": "1-0"}, android=messaging.AndroidConfig(collapse_key="match"))
+    latest = send(app, token, data={"score": "2-0"}, android=messaging.AndroidConfig(collapse_key="match"))
+    device = Device(herald, tmp_path / "d2.json")
+    try:
+        first = device.message()
+        assert first["id"] == latest
+        assert first["data"] == {"score": "2-0"}
+        marker = send(app, token, data={"marker": "yes"})
+        assert device.message()["id"] == marker
+    finally:
+        device.stop()
+
+
+def test_D6_a_ttl_zero_message_is_delivered_now_or_never(herald, app, tmp_path):
+    device = Device(herald, tmp_path / "d6.json")
+    token = device.token
+    device.stop()
+    send(app, token, data={"when": "offline"}, android=messaging.AndroidConfig(ttl=0))
+    device = Device(herald, tmp_path / "d6.json")
+    try:
+        time.sleep(0.5)  # connected
+        online = send(app, token, data={"when": "online"}, android=messaging.AndroidConfig(ttl=0))
+        assert device.message()["id"] == online
+    finally:
+        device.stop()
+
+
+def test_L6_after_uninstall_every_send_is_unregistered(herald, app, tmp_path):
+    device = Device(herald, tmp_path / "l6.json")
+    token = device.token
+    device.command("uninstall")
+    assert device.line() == "uninstalled"
+    assert device.process.wait(timeout=10) == 0
+    with pytest.raises(messaging.UnregisteredError):
+        send(app, token, data={"after": "uninstall"})
