@@ -322,4 +322,45 @@ import Testing
             #expect(entry["date"]?["day"] == .number(Double(day.day)))
         }
     }
+
+    @Test func L6_aDeviceCanUnregisterOneOfItsTokensOverMCS() async throws {
+        try await GatewayHarness.with { harness in
+            let (device, token) = try await harness.makeDevice()
+            let (_, otherDevicesToken) = try await harness.makeDevice()
+            try await RawMCSConnection.with(port: harness.gatewayPort, caPath: harness.caPath) { connection in
+                _ = try #require(try await connection.login(device))
+                // Another device's token is not this device's to delete.
+                try await connection.send(MCSFrame.heraldExtension(MCSFrame.unregisterExtension, otherDevicesToken))
+                try await connection.send(MCSFrame.heraldExtension(MCSFrame.unregisterExtension, token))
+                try await GatewayHarness.eventually {
+                    try await harness.node.store.registration(token: token)?.deletedAt != nil
+                }
+            }
+            #expect(try await harness.node.store.registration(token: otherDevicesToken)?.deletedAt == nil)
+            #expect(try await harness.sendRequest(#"{"token":"\#(token)"}"#).status == 404)
+        }
+    }
+
+    @Test func L7_deliveryDataPagesFollowTheNextPageToken() async throws {
+        try await GatewayHarness.with { harness in
+            let (_, token) = try await harness.makeDevice()
+            for label in ["alpha", "beta", "gamma"] {
+                _ = try await harness.send(#"{"token":"\#(token)","fcm_options":{"analytics_label":"\#(label)"}}"#)
+            }
+            var labels: [String] = []
+            var pageToken = ""
+            for _ in 0..<4 {
+                let result = try await harness.get(
+                    "/v1beta1/projects/\(harness.project.number)/androidApps/com.example.raw/deliveryData?pageSize=2&pageToken=\(pageToken)"
+                )
+                #expect(result.status == 200)
+                let json = try JSONParser.parse(result.body)
+                labels +=
+                    json["androidDeliveryData"]?.arrayElements?.compactMap { $0["analyticsLabel"]?.stringValue } ?? []
+                guard let next = json["nextPageToken"]?.stringValue else { break }
+                pageToken = next
+            }
+            #expect(labels == ["alpha", "beta", "gamma"])
+        }
+    }
 }
