@@ -67,14 +67,7 @@ public struct DeviceRegistrar: Sendable {
 
     /// `register3`: answers the registration token.
     public func register3(androidID: UInt64, securityToken: UInt64, fields: [(String, String)]) async throws -> String {
-        let form = fields.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
-        let result = try await post(
-            "/c2dm/register3",
-            headers: [
-                ("Authorization", "AidLogin \(androidID):\(securityToken)"),
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
-            body: Array(form.utf8))
+        let result = try await postRegister3(androidID: androidID, securityToken: securityToken, fields: fields)
         let text = String(decoding: result.body, as: UTF8.self)
         guard result.status == 200, text.hasPrefix("token=") else {
             throw Failure(description: "registration failed (\(result.status)): \(text)")
@@ -84,14 +77,9 @@ public struct DeviceRegistrar: Sendable {
 
     /// Deletes a registration (`register3` with `delete=true`).
     public func unregister(androidID: UInt64, securityToken: UInt64, app: String, token: String) async throws {
-        let form = "app=\(percentEncode(app))&device=\(androidID)&delete=true&token=\(percentEncode(token))"
-        let result = try await post(
-            "/c2dm/register3",
-            headers: [
-                ("Authorization", "AidLogin \(androidID):\(securityToken)"),
-                ("Content-Type", "application/x-www-form-urlencoded"),
-            ],
-            body: Array(form.utf8))
+        let result = try await postRegister3(
+            androidID: androidID, securityToken: securityToken,
+            fields: [("app", app), ("device", String(androidID)), ("delete", "true"), ("token", token)])
         guard result.status == 200 else {
             throw Failure(
                 description: "unregistering failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
@@ -125,6 +113,19 @@ public struct DeviceRegistrar: Sendable {
                     "web registration failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
         }
         return token
+    }
+
+    private func postRegister3(androidID: UInt64, securityToken: UInt64, fields: [(String, String)]) async throws
+        -> HTTPResult
+    {
+        let form = fields.map { "\(percentEncode($0.0))=\(percentEncode($0.1))" }.joined(separator: "&")
+        return try await post(
+            "/c2dm/register3",
+            headers: [
+                ("Authorization", "AidLogin \(androidID):\(securityToken)"),
+                ("Content-Type", "application/x-www-form-urlencoded"),
+            ],
+            body: Array(form.utf8))
     }
 
     private func percentEncode(_ text: String) -> String {

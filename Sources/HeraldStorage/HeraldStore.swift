@@ -140,17 +140,6 @@ extension HeraldStore {
         try await appendMessages(messages, queue: queue, limits: .unlimited, stats: [])
     }
 }
-
-extension QueuePolicy.Decision {
-    /// What a decision drops, as delivery counters of the entries it deletes.
-    static func stats(deleting deleted: [QueuedMessage], collapsedKey: String?) -> [DeliveryStat] {
-        deleted.filter { $0.deletedCount == 0 }.map { entry in
-            let collapsed = collapsedKey != nil && entry.collapseKey == collapsedKey
-            return DeliveryStat(entry.statKey, collapsed ? .collapsed : .droppedTooManyPending)
-        }
-    }
-}
-
 /// Why a store refused a change.
 public enum StoreError: Error, Sendable, Equatable {
     /// A unique value is taken; the associated text says which.

@@ -100,37 +100,11 @@ public actor InMemoryStore: HeraldStore {
         var decisions: [QueuePolicy.Decision] = []
         var counted = additions
         for entry in entries {
-            let current = queue.filter { $0.token == entry.token }
-            let policyEntries = current.map {
-                QueuePolicy.Entry(
-                    sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
-                    deletedCount: $0.deletedCount)
-            }
-            let decision =
-                entry.deletedCount > 0
-                ? QueuePolicy.admitDiscarded(count: entry.deletedCount, into: policyEntries)
-                : QueuePolicy.admit(
-                    collapseKey: entry.collapseKey, into: policyEntries, maximumPending: limits.maximumPending,
-                    maximumCollapseKeys: limits.maximumCollapseKeys)
-            let deleted = current.filter { decision.delete.contains($0.sequence) }
-            counted += QueuePolicy.Decision.stats(deleting: deleted, collapsedKey: entry.collapseKey)
-            queue.removeAll { decision.delete.contains($0.sequence) }
-            if decision.store {
-                append(entry)
-            } else {
-                if entry.deletedCount == 0 { counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending)) }
-            }
-            if let count = decision.deletionSignal {
-                var signal = entry
-                signal.persistentID = "deleted:" + SecureRandom.hex(bytes: 8)
-                signal.stanza = entry.deletionSignalStanza
-                signal.collapseKey = nil
-                signal.isHighPriority = true
-                signal.deletedCount = count
-                signal.expiresAt = entry.createdAt.adding(seconds: QueuedMessage.deletionSignalLifetimeSeconds)
-                append(signal)
-            }
-            decisions.append(decision)
+            let admission = QueueAdmission(entry, current: queue.filter { $0.token == entry.token }, limits: limits)
+            queue.removeAll { admission.decision.delete.contains($0.sequence) }
+            admission.inserts.forEach(append)
+            counted += admission.stats
+            decisions.append(admission.decision)
         }
         record(counted)
         return decisions
@@ -140,7 +114,6 @@ public actor InMemoryStore: HeraldStore {
         var entry = entry
         lastSequence += 1
         entry.sequence = lastSequence
-        entry.deletionSignalStanza = []
         queue.append(entry)
     }
 

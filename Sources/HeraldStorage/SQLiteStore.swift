@@ -275,38 +275,13 @@ public final class SQLiteStore: HeraldStore {
                 let current = try Row.fetchAll(
                     db, sql: "SELECT * FROM device_queue WHERE token = ? ORDER BY sequence", arguments: [entry.token]
                 ).map(Self.queued)
-                let policyEntries = current.map {
-                    QueuePolicy.Entry(
-                        sequence: $0.sequence, collapseKey: $0.collapseKey, isDeletionSignal: $0.deletedCount > 0,
-                        deletedCount: $0.deletedCount)
-                }
-                let decision =
-                    entry.deletedCount > 0
-                    ? QueuePolicy.admitDiscarded(count: entry.deletedCount, into: policyEntries)
-                    : QueuePolicy.admit(
-                        collapseKey: entry.collapseKey, into: policyEntries, maximumPending: limits.maximumPending,
-                        maximumCollapseKeys: limits.maximumCollapseKeys)
-                for sequence in decision.delete {
+                let admission = QueueAdmission(entry, current: current, limits: limits)
+                for sequence in admission.decision.delete {
                     try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [sequence])
                 }
-                counted += QueuePolicy.Decision.stats(
-                    deleting: current.filter { decision.delete.contains($0.sequence) }, collapsedKey: entry.collapseKey)
-                if decision.store {
-                    try Self.insert(entry, db)
-                } else {
-                    if entry.deletedCount == 0 { counted.append(DeliveryStat(entry.statKey, .droppedTooManyPending)) }
-                }
-                if let count = decision.deletionSignal {
-                    var signal = entry
-                    signal.persistentID = "deleted:" + SecureRandom.hex(bytes: 8)
-                    signal.stanza = entry.deletionSignalStanza
-                    signal.collapseKey = nil
-                    signal.isHighPriority = true
-                    signal.deletedCount = count
-                    signal.expiresAt = entry.createdAt.adding(seconds: QueuedMessage.deletionSignalLifetimeSeconds)
-                    try Self.insert(signal, db)
-                }
-                decisions.append(decision)
+                for insert in admission.inserts { try Self.insert(insert, db) }
+                counted += admission.stats
+                decisions.append(admission.decision)
             }
             try Self.record(counted, db)
             return decisions
