@@ -12,6 +12,7 @@ public final class Dispatcher: Sendable {
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let registry: DeviceRegistry
+    private let planner: DeliveryPlanner
     private let logger: Logger
 
     public init(
@@ -21,6 +22,7 @@ public final class Dispatcher: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.registry = registry
+        self.planner = DeliveryPlanner(store: store, registry: registry)
         self.logger = logger
     }
 
@@ -65,32 +67,24 @@ public final class Dispatcher: Sendable {
                 queue: [], limits: .unlimited, stats: [accepted])
             return id
         }
-        let options = DeliveryOptions(
-            message: message, platform: registration.platform, appID: registration.appID, limits: limits, now: now)
-        let key = DeliveryStatKey(
-            projectID: project.id, at: now, appID: registration.appID, label: message.analyticsLabel)
-        let record = stored(
-            message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: options.ttlSeconds)
-        var entry = try queueEntry(
-            message, id: id, registration: registration, project: project, now: now, options: options)
-
-        if try await isInactive(registration, project: project, now: now) {
-            // SEMANTICS L5: accepted and discarded; a signal waits four weeks for the device.
-            entry.deletedCount = 1
-            try await store.appendMessages(
-                [record], queue: [entry], limits: .unlimited,
-                stats: [DeliveryStat(key, .accepted), DeliveryStat(key, .droppedDeviceInactive)])
+        let plan: DeliveryPlanner.Plan
+        do {
+            plan = try await planner.plan(message, id: id, registration: registration, project: project, now: now)
+        } catch let error as WebPushEncryption.Failure {
+            logger.error(
+                "registration keys unusable",
+                metadata: ["token": "\(Registration.redacted(registration.token))", "error": "\(error)"])
+            throw HeraldError.unregistered
+        }
+        if let immediate = plan.immediate {
+            try await store.record(plan.stats + [planner.deliverNow(immediate)])
             return id
         }
-        if options.ttlSeconds == 0 {
-            // SEMANTICS D6: now or never, never stored.
-            let delivered = registry.deliverNow(androidID: registration.androidID, entry)
-            try await store.record([DeliveryStat(key, .accepted), DeliveryStat(key, delivered ? .delivered : .expired)])
-            return id
-        }
+        let ttl = plan.entry.map { ($0.expiresAt.milliseconds - now.milliseconds) / 1000 } ?? 0
         try await store.appendMessages(
-            [record], queue: [entry], limits: QueueLimits(project.settings), stats: [DeliveryStat(key, .accepted)])
-        registry.wake(androidID: registration.androidID)
+            [stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)],
+            queue: plan.entry.map { [$0] } ?? [], limits: QueueLimits(project.settings), stats: plan.stats)
+        if plan.entry?.deletedCount == 0 { registry.wake(androidID: registration.androidID) }
         logger.debug(
             "message accepted",
             metadata: [
@@ -122,14 +116,6 @@ public final class Dispatcher: Sendable {
         return registration
     }
 
-    /// Whether the device has not connected for longer than the project allows (SEMANTICS L5).
-    private func isInactive(_ registration: Registration, project: Project, now: Timestamp) async throws -> Bool {
-        if registry.isConnected(androidID: registration.androidID) { return false }
-        let device = try await store.device(androidID: registration.androidID)
-        let lastSeen = device?.lastConnectedAt ?? registration.createdAt
-        return now.milliseconds - lastSeen.milliseconds > Int64(project.settings.inactiveAfterDays) * 86_400_000
-    }
-
     private func stored(
         _ message: HeraldCore.Message, id: String, project: Project, kind: String, target: String, now: Timestamp,
         ttl: Int64
@@ -138,28 +124,5 @@ public final class Dispatcher: Sendable {
             id: id, projectID: project.id, targetKind: kind, target: target, body: message.body.rendered,
             createdAt: now,
             expiresAt: now.adding(seconds: ttl))
-    }
-
-    private func queueEntry(
-        _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
-        options: DeliveryOptions
-    ) throws -> QueuedMessage {
-        let context = DeliveryTailor.Context(
-            messageID: id, registration: registration, project: project, sentAt: now, options: options)
-        let stanza: McsProto_DataMessageStanza
-        do {
-            stanza = try DeliveryTailor.stanza(for: message, context)
-        } catch {
-            logger.error(
-                "registration keys unusable", metadata: ["token": "\(Registration.redacted(registration.token))"])
-            throw HeraldError.unregistered
-        }
-        return QueuedMessage(
-            androidID: registration.androidID, token: registration.token, persistentID: id, messageID: id,
-            projectID: project.id, stanza: try stanza.serializedBytes(), createdAt: now,
-            expiresAt: now.adding(seconds: options.ttlSeconds), collapseKey: options.collapseKey,
-            isHighPriority: options.isHighPriority, appID: registration.appID,
-            analyticsLabel: message.analyticsLabel ?? "",
-            deletionSignalStanza: try DeliveryTailor.deletionSignal(for: registration).serializedBytes())
     }
 }

@@ -115,6 +115,53 @@ public protocol HeraldStore: Sendable {
     /// expired (SEMANTICS D5); answers how many were deleted.
     func deleteExpired(now: Timestamp, limit: Int) async throws -> Int
 
+    // MARK: Topics
+
+    /// Subscribes a token to a topic; false when it was subscribed already. Throws
+    /// `StoreError.limit` when the token has `limit` subscriptions already.
+    func subscribe(_ subscription: TopicSubscription, limit: Int) async throws -> Bool
+
+    /// Unsubscribes a token; false when it was not subscribed.
+    func unsubscribe(token: String, topic: String) async throws -> Bool
+
+    /// A token's subscriptions, by topic name.
+    func subscriptions(token: String) async throws -> [TopicSubscription]
+
+    /// Live app registrations of a project, ordered by token, after `cursor`: those
+    /// subscribed to any of `topics`, or every one when `topics` is nil.
+    func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
+        -> [Registration]
+
+    // MARK: Fanouts
+
+    /// Stores an accepted fanout message and its job, all or none.
+    func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws
+
+    /// Jobs not yet done, oldest first.
+    func unfinishedFanouts() async throws -> [FanoutJob]
+
+    /// Queues one page of a fanout and moves its cursor in one transaction, so a restart
+    /// resumes after the last page stored and no device gets a page twice.
+    @discardableResult
+    func storeFanoutPage(
+        messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
+        stats: [DeliveryStat]
+    ) async throws -> [QueuePolicy.Decision]
+
+    /// Marks a queued job running.
+    func startFanout(messageID: String) async throws
+
+    // MARK: Device groups
+
+    /// Creates a device group. Throws `StoreError.conflict` when the name is taken in the project.
+    func createDeviceGroup(_ group: DeviceGroup) async throws
+
+    /// A project's device group by name or by notification key.
+    func deviceGroup(projectID: String, name: String?, notificationKey: String?) async throws -> DeviceGroup?
+
+    /// Replaces a group's members; an empty list deletes the group.
+    func updateDeviceGroup(projectID: String, notificationKey: String, members: [String]) async throws
+
     // MARK: Delivery reports
 
     /// Adds to delivery counters.
@@ -146,6 +193,8 @@ public enum StoreError: Error, Sendable, Equatable {
     case conflict(String)
     /// The row the change refers to does not exist.
     case notFound(String)
+    /// A per-row limit would be exceeded.
+    case limit(String)
 }
 
 /// An accepted message as the store keeps it.

@@ -14,6 +14,9 @@ public actor InMemoryStore: HeraldStore {
     private var queue: [QueuedMessage] = []
     private var lastSequence: Int64 = 0
     private var stats: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
+    private var topicSubscriptions: [String: [String: TopicSubscription]] = [:]
+    private var fanouts: [String: FanoutJob] = [:]
+    private var deviceGroups: [String: DeviceGroup] = [:]
 
     public init() {}
 
@@ -44,6 +47,12 @@ public actor InMemoryStore: HeraldStore {
         keysByID = keysByID.filter { $0.value.projectID != id }
         messages = messages.filter { $0.value.projectID != id }
         registrationsByToken = registrationsByToken.filter { $0.value.projectID != id }
+        topicSubscriptions = topicSubscriptions.compactMapValues { subscriptions in
+            let kept = subscriptions.filter { $0.value.projectID != id }
+            return kept.isEmpty ? nil : kept
+        }
+        fanouts = fanouts.filter { $0.value.projectID != id }
+        deviceGroups = deviceGroups.filter { $0.value.projectID != id }
         installations = installations.filter { $0.value.projectID != id }
         queue.removeAll { $0.projectID == id }
         revision += 1
@@ -206,6 +215,87 @@ public actor InMemoryStore: HeraldStore {
         queue.removeAll { sequences.contains($0.sequence) }
         record(expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) })
         return expired.count
+    }
+
+    public func subscribe(_ subscription: TopicSubscription, limit: Int) throws -> Bool {
+        guard registrationsByToken[subscription.token] != nil else { throw StoreError.notFound("token") }
+        var current = topicSubscriptions[subscription.token] ?? [:]
+        guard current[subscription.topic] == nil else { return false }
+        guard current.count < limit else { throw StoreError.limit("topics per token") }
+        current[subscription.topic] = subscription
+        topicSubscriptions[subscription.token] = current
+        return true
+    }
+
+    public func unsubscribe(token: String, topic: String) -> Bool {
+        topicSubscriptions[token]?.removeValue(forKey: topic) != nil
+    }
+
+    public func subscriptions(token: String) -> [TopicSubscription] {
+        (topicSubscriptions[token] ?? [:]).values.sorted { $0.topic < $1.topic }
+    }
+
+    public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) -> [Registration] {
+        let wanted = topics.map(Set.init)
+        return Array(
+            registrationsByToken.values.filter { registration in
+                guard registration.projectID == projectID, registration.kind == .app, registration.deletedAt == nil,
+                    registration.token > cursor
+                else { return false }
+                guard let wanted else { return true }
+                return !Set((topicSubscriptions[registration.token] ?? [:]).keys).isDisjoint(with: wanted)
+            }
+            .sorted { $0.token < $1.token }.prefix(limit))
+    }
+
+    public func createFanout(_ message: StoredMessage, job: FanoutJob, stats additions: [DeliveryStat]) throws {
+        try appendMessages([message], queue: [], limits: .unlimited, stats: additions)
+        fanouts[job.messageID] = job
+    }
+
+    public func unfinishedFanouts() -> [FanoutJob] {
+        fanouts.values.filter { $0.state != .done }.sorted {
+            ($0.createdAt, $0.messageID) < ($1.createdAt, $1.messageID)
+        }
+    }
+
+    public func storeFanoutPage(
+        messageID: String, queue entries: [QueuedMessage], cursor: String, reached: Int, done: Bool,
+        limits: QueueLimits, stats additions: [DeliveryStat]
+    ) throws -> [QueuePolicy.Decision] {
+        guard fanouts[messageID] != nil else { throw StoreError.notFound("fanout \(messageID)") }
+        let decisions = try appendMessages([], queue: entries, limits: limits, stats: additions)
+        fanouts[messageID]?.cursor = cursor
+        fanouts[messageID]?.delivered += reached
+        if done { fanouts[messageID]?.state = .done }
+        return decisions
+    }
+
+    public func startFanout(messageID: String) {
+        if fanouts[messageID]?.state == .queued { fanouts[messageID]?.state = .running }
+    }
+
+    public func createDeviceGroup(_ group: DeviceGroup) throws {
+        guard !deviceGroups.values.contains(where: { $0.projectID == group.projectID && $0.name == group.name }) else {
+            throw StoreError.conflict("device group \(group.name)")
+        }
+        deviceGroups[group.notificationKey] = group
+    }
+
+    public func deviceGroup(projectID: String, name: String?, notificationKey: String?) -> DeviceGroup? {
+        deviceGroups.values.first { group in
+            group.projectID == projectID && (name == nil || group.name == name)
+                && (notificationKey == nil || group.notificationKey == notificationKey)
+        }
+    }
+
+    public func updateDeviceGroup(projectID: String, notificationKey: String, members: [String]) throws {
+        guard deviceGroups[notificationKey]?.projectID == projectID else { throw StoreError.notFound("device group") }
+        if members.isEmpty {
+            deviceGroups[notificationKey] = nil
+        } else {
+            deviceGroups[notificationKey]?.members = members
+        }
     }
 
     public func record(_ additions: [DeliveryStat]) {

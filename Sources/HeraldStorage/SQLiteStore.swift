@@ -134,6 +134,40 @@ public final class SQLiteStore: HeraldStore {
                     );
                     """)
         }
+        migrator.registerMigration("v4-topics-fanouts-groups") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE topic_subscriptions (
+                        token TEXT NOT NULL REFERENCES registrations(token) ON DELETE CASCADE,
+                        topic TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (token, topic)
+                    );
+                    CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, token);
+                    CREATE TABLE fanouts (
+                        message_id TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        audience_kind TEXT NOT NULL,
+                        audience TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        state TEXT NOT NULL,
+                        cursor TEXT NOT NULL,
+                        delivered INTEGER NOT NULL
+                    );
+                    CREATE INDEX fanouts_state ON fanouts(state, created_at);
+                    CREATE TABLE device_groups (
+                        notification_key TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        members TEXT NOT NULL,
+                        UNIQUE (project_id, name)
+                    );
+                    CREATE INDEX registrations_project ON registrations(project_id, token);
+                    """)
+        }
         return migrator
     }
 
@@ -269,23 +303,32 @@ public final class SQLiteStore: HeraldStore {
                         message.createdAt.milliseconds, message.expiresAt.milliseconds,
                     ])
             }
-            var decisions: [QueuePolicy.Decision] = []
-            var counted = stats
-            for entry in queue {
-                let current = try Row.fetchAll(
-                    db, sql: "SELECT * FROM device_queue WHERE token = ? ORDER BY sequence", arguments: [entry.token]
-                ).map(Self.queued)
-                let admission = QueueAdmission(entry, current: current, limits: limits)
-                for sequence in admission.decision.delete {
-                    try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [sequence])
-                }
-                for insert in admission.inserts { try Self.insert(insert, db) }
-                counted += admission.stats
-                decisions.append(admission.decision)
-            }
+            let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
             try Self.record(counted, db)
             return decisions
         }
+    }
+
+    /// Joins entries to their queues as `QueuePolicy` decides; answers the decisions and
+    /// `stats` plus what they collapsed or dropped.
+    private static func enqueue(_ queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat], _ db: Database)
+        throws -> ([QueuePolicy.Decision], [DeliveryStat])
+    {
+        var decisions: [QueuePolicy.Decision] = []
+        var counted = stats
+        for entry in queue {
+            let current = try Row.fetchAll(
+                db, sql: "SELECT * FROM device_queue WHERE token = ? ORDER BY sequence", arguments: [entry.token]
+            ).map(Self.queued)
+            let admission = QueueAdmission(entry, current: current, limits: limits)
+            for sequence in admission.decision.delete {
+                try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [sequence])
+            }
+            for row in admission.inserts { try insert(row, db) }
+            counted += admission.stats
+            decisions.append(admission.decision)
+        }
+        return (decisions, counted)
     }
 
     private static func insert(_ entry: QueuedMessage, _ db: Database) throws {
@@ -588,6 +631,212 @@ public final class SQLiteStore: HeraldStore {
                 db, sql: "SELECT COUNT(*) FROM device_queue WHERE android_id = ?",
                 arguments: [Int64(bitPattern: androidID)]
             ) ?? 0
+        }
+    }
+
+    // MARK: Topics
+
+    public func subscribe(_ subscription: TopicSubscription, limit: Int) async throws -> Bool {
+        try await write { db in
+            if try Bool.fetchOne(
+                db, sql: "SELECT 1 FROM topic_subscriptions WHERE token = ? AND topic = ?",
+                arguments: [subscription.token, subscription.topic]) != nil
+            {
+                return false
+            }
+            let count =
+                try Int.fetchOne(
+                    db, sql: "SELECT COUNT(*) FROM topic_subscriptions WHERE token = ?", arguments: [subscription.token]
+                )
+                ?? 0
+            guard count < limit else { throw StoreError.limit("topics per token") }
+            try db.execute(
+                sql: "INSERT INTO topic_subscriptions (token, topic, project_id, created_at) VALUES (?, ?, ?, ?)",
+                arguments: [
+                    subscription.token, subscription.topic, subscription.projectID, subscription.createdAt.milliseconds,
+                ])
+            return true
+        }
+    }
+
+    public func unsubscribe(token: String, topic: String) async throws -> Bool {
+        try await write { db in
+            try db.execute(
+                sql: "DELETE FROM topic_subscriptions WHERE token = ? AND topic = ?", arguments: [token, topic])
+            return db.changesCount > 0
+        }
+    }
+
+    public func subscriptions(token: String) async throws -> [TopicSubscription] {
+        try await pool.read { db in
+            try Row.fetchAll(
+                db, sql: "SELECT * FROM topic_subscriptions WHERE token = ? ORDER BY topic", arguments: [token]
+            ).map { row in
+                TopicSubscription(
+                    projectID: row["project_id"], token: row["token"], topic: row["topic"],
+                    createdAt: Timestamp(milliseconds: row["created_at"]))
+            }
+        }
+    }
+
+    public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
+        -> [Registration]
+    {
+        try await pool.read { db in
+            if let topics {
+                guard !topics.isEmpty else { return [] }
+                let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
+                return try Row.fetchAll(
+                    db,
+                    sql: """
+                        SELECT * FROM registrations WHERE token IN (
+                            SELECT DISTINCT token FROM topic_subscriptions
+                            WHERE project_id = ? AND topic IN (\(marks)) AND token > ?
+                            ORDER BY token LIMIT ?)
+                        AND deleted_at IS NULL ORDER BY token
+                        """,
+                    arguments: StatementArguments(
+                        [projectID] + topics + [cursor, limit] as [any DatabaseValueConvertible])
+                ).map(Self.registration)
+            }
+            return try Row.fetchAll(
+                db,
+                sql: """
+                    SELECT * FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
+                    AND token > ? ORDER BY token LIMIT ?
+                    """,
+                arguments: [projectID, cursor, limit]
+            ).map(Self.registration)
+        }
+    }
+
+    // MARK: Fanouts
+
+    public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
+        let (kind, audience) = Self.encode(job.audience)
+        try await write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    message.id, message.projectID, message.targetKind, message.target, message.body,
+                    message.createdAt.milliseconds, message.expiresAt.milliseconds,
+                ])
+            try db.execute(
+                sql: """
+                    INSERT INTO fanouts (message_id, project_id, audience_kind, audience, body, created_at, expires_at,
+                        state, cursor, delivered)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    job.messageID, job.projectID, kind, audience, job.body, job.createdAt.milliseconds,
+                    job.expiresAt.milliseconds, job.state.rawValue, job.cursor, job.delivered,
+                ])
+            try Self.record(stats, db)
+        }
+    }
+
+    public func unfinishedFanouts() async throws -> [FanoutJob] {
+        try await pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT * FROM fanouts WHERE state != 'done' ORDER BY created_at, message_id")
+                .compactMap { row in
+                    guard let audience = Self.decodeAudience(row["audience_kind"], row["audience"]) else { return nil }
+                    return FanoutJob(
+                        messageID: row["message_id"], projectID: row["project_id"], audience: audience,
+                        body: row["body"],
+                        createdAt: Timestamp(milliseconds: row["created_at"]),
+                        expiresAt: Timestamp(milliseconds: row["expires_at"]),
+                        state: FanoutJob.State(rawValue: row["state"]) ?? .queued, cursor: row["cursor"],
+                        delivered: row["delivered"])
+                }
+        }
+    }
+
+    public func storeFanoutPage(
+        messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
+        stats: [DeliveryStat]
+    ) async throws -> [QueuePolicy.Decision] {
+        try await write { db in
+            let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
+            try db.execute(
+                sql: "UPDATE fanouts SET cursor = ?, delivered = delivered + ?, state = ? WHERE message_id = ?",
+                arguments: [cursor, reached, done ? "done" : "running", messageID])
+            guard db.changesCount > 0 else { throw StoreError.notFound("fanout \(messageID)") }
+            try Self.record(counted, db)
+            return decisions
+        }
+    }
+
+    public func startFanout(messageID: String) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "UPDATE fanouts SET state = 'running' WHERE message_id = ? AND state = 'queued'",
+                arguments: [messageID])
+        }
+    }
+
+    private static func encode(_ audience: FanoutJob.Audience) -> (String, String) {
+        switch audience {
+        case .topic(let name): return ("topic", name)
+        case .condition(let text): return ("condition", text)
+        case .deviceGroup(let key): return ("group", key)
+        }
+    }
+
+    private static func decodeAudience(_ kind: String, _ value: String) -> FanoutJob.Audience? {
+        switch kind {
+        case "topic": return .topic(value)
+        case "condition": return .condition(value)
+        case "group": return .deviceGroup(notificationKey: value)
+        default: return nil
+        }
+    }
+
+    // MARK: Device groups
+
+    public func createDeviceGroup(_ group: DeviceGroup) async throws {
+        try await write { db in
+            try db.execute(
+                sql: "INSERT INTO device_groups (notification_key, project_id, name, members) VALUES (?, ?, ?, ?)",
+                arguments: [group.notificationKey, group.projectID, group.name, group.members.joined(separator: "\n")])
+        }
+    }
+
+    public func deviceGroup(projectID: String, name: String?, notificationKey: String?) async throws -> DeviceGroup? {
+        try await pool.read { db in
+            var sql = "SELECT * FROM device_groups WHERE project_id = ?"
+            var arguments: [any DatabaseValueConvertible] = [projectID]
+            if let name {
+                sql += " AND name = ?"
+                arguments.append(name)
+            }
+            if let notificationKey {
+                sql += " AND notification_key = ?"
+                arguments.append(notificationKey)
+            }
+            return try Row.fetchOne(db, sql: sql + " LIMIT 1", arguments: StatementArguments(arguments)).map { row in
+                let members: String = row["members"]
+                return DeviceGroup(
+                    projectID: row["project_id"], name: row["name"], notificationKey: row["notification_key"],
+                    members: members.split(separator: "\n").map(String.init))
+            }
+        }
+    }
+
+    public func updateDeviceGroup(projectID: String, notificationKey: String, members: [String]) async throws {
+        try await write { db in
+            if members.isEmpty {
+                try db.execute(
+                    sql: "DELETE FROM device_groups WHERE project_id = ? AND notification_key = ?",
+                    arguments: [projectID, notificationKey])
+            } else {
+                try db.execute(
+                    sql: "UPDATE device_groups SET members = ? WHERE project_id = ? AND notification_key = ?",
+                    arguments: [members.joined(separator: "\n"), projectID, notificationKey])
+            }
+            guard db.changesCount > 0 else { throw StoreError.notFound("device group") }
         }
     }
 

@@ -1,0 +1,76 @@
+public import HeraldCore
+import HeraldProtocol
+public import HeraldStorage
+import SwiftProtobuf
+
+/// Decides what one accepted message means for one registration (SEMANTICS D3–D6, L5):
+/// a queue entry to store, a message to hand over at once, or a discard, with the
+/// counters to add. The dispatcher uses it for single sends, the fanout engine per page.
+public struct DeliveryPlanner: Sendable {
+    /// What to do for one registration.
+    public struct Plan: Sendable {
+        /// The entry to store in the device's queue, if any.
+        public var entry: QueuedMessage?
+        /// A message to deliver now without storing it (TTL 0), if any.
+        public var immediate: QueuedMessage?
+        /// Counters to add (accepted included).
+        public var stats: [DeliveryStat]
+    }
+
+    let store: any HeraldStore
+    let registry: DeviceRegistry
+
+    public init(store: any HeraldStore, registry: DeviceRegistry) {
+        self.store = store
+        self.registry = registry
+    }
+
+    /// The plan for `message` (id `id`) to `registration` of `project`, accepted at `now`.
+    /// Throws when the registration's keys cannot encrypt for it.
+    public func plan(
+        _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
+        persistentID: String? = nil
+    ) async throws -> Plan {
+        let options = DeliveryOptions(
+            message: message, platform: registration.platform, appID: registration.appID,
+            limits: project.settings.message, now: now)
+        let key = DeliveryStatKey(
+            projectID: project.id, at: now, appID: registration.appID, label: message.analyticsLabel)
+        let context = DeliveryTailor.Context(
+            messageID: id, registration: registration, project: project, sentAt: now, options: options)
+        let stanza = try DeliveryTailor.stanza(for: message, context)
+        var entry = QueuedMessage(
+            androidID: registration.androidID, token: registration.token, persistentID: persistentID ?? id,
+            messageID: id, projectID: project.id, stanza: try stanza.serializedBytes(), createdAt: now,
+            expiresAt: now.adding(seconds: options.ttlSeconds), collapseKey: options.collapseKey,
+            isHighPriority: options.isHighPriority, appID: registration.appID,
+            analyticsLabel: message.analyticsLabel ?? "",
+            deletionSignalStanza: try DeliveryTailor.deletionSignal(for: registration).serializedBytes())
+        if try await isInactive(registration, project: project, now: now) {
+            // SEMANTICS L5: accepted and discarded; a signal waits four weeks for the device.
+            entry.deletedCount = 1
+            return Plan(
+                entry: entry, immediate: nil,
+                stats: [DeliveryStat(key, .accepted), DeliveryStat(key, .droppedDeviceInactive)])
+        }
+        if options.ttlSeconds == 0 {
+            // SEMANTICS D6: now or never, never stored; the caller counts delivered or expired.
+            return Plan(entry: nil, immediate: entry, stats: [DeliveryStat(key, .accepted)])
+        }
+        return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted)])
+    }
+
+    /// Hands a TTL-0 message to its device's connection; answers the counter to add.
+    public func deliverNow(_ message: QueuedMessage) -> DeliveryStat {
+        let delivered = registry.deliverNow(androidID: message.androidID, message)
+        return DeliveryStat(message.statKey, delivered ? .delivered : .expired)
+    }
+
+    /// Whether the device has not connected for longer than the project allows (SEMANTICS L5).
+    func isInactive(_ registration: Registration, project: Project, now: Timestamp) async throws -> Bool {
+        if registry.isConnected(androidID: registration.androidID) { return false }
+        let device = try await store.device(androidID: registration.androidID)
+        let lastSeen = device?.lastConnectedAt ?? registration.createdAt
+        return now.milliseconds - lastSeen.milliseconds > Int64(project.settings.inactiveAfterDays) * 86_400_000
+    }
+}
