@@ -34,6 +34,18 @@ public enum ProtoDuration {
 
 /// RFC 3339 timestamps as `google.protobuf.Timestamp` accepts them.
 public enum RFC3339 {
+    /// A timestamp as `YYYY-MM-DDThh:mm:ss.sssZ`.
+    public static func format(_ time: Timestamp) -> String {
+        let day = CalendarDay(time)
+        let milliseconds = ((time.milliseconds % 86_400_000) + 86_400_000) % 86_400_000
+        func pad(_ value: Int64, _ width: Int) -> String {
+            let text = String(value)
+            return String(repeating: "0", count: max(0, width - text.count)) + text
+        }
+        return "\(day)T\(pad(milliseconds / 3_600_000, 2)):\(pad(milliseconds / 60_000 % 60, 2)):"
+            + "\(pad(milliseconds / 1000 % 60, 2)).\(pad(milliseconds % 1000, 3))Z"
+    }
+
     /// Whether the text is `YYYY-MM-DDThh:mm:ss[.fraction](Z|±hh:mm)`.
     public static func isValid(_ text: String) -> Bool {
         let bytes = Array(text.utf8)

@@ -13,16 +13,19 @@ public final class Dispatcher: Sendable {
     private let metrics: HeraldMetrics
     private let registry: DeviceRegistry
     private let planner: DeliveryPlanner
+    private let fanouts: FanoutEngine?
     private let logger: Logger
 
     public init(
-        store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry, logger: Logger
+        store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
+        fanouts: FanoutEngine? = nil, logger: Logger
     ) {
         self.store = store
         self.clock = clock
         self.metrics = metrics
         self.registry = registry
         self.planner = DeliveryPlanner(store: store, registry: registry)
+        self.fanouts = fanouts
         self.logger = logger
     }
 
@@ -33,13 +36,20 @@ public final class Dispatcher: Sendable {
         let message = request.message
         let now = clock.now()
         var registration: Registration?
+        var audience: FanoutJob.Audience?
         let targetKind: String
         let target: String
         switch message.target {
         case .token(let token):
-            registration = try await liveRegistration(
-                try await store.registration(token: token), project: project, message: message, now: now,
-                countUnregistered: !request.validateOnly)
+            let found = try await store.registration(token: token)
+            if found == nil,
+                let group = try await store.deviceGroup(projectID: project.id, name: nil, notificationKey: token)
+            {
+                audience = .deviceGroup(notificationKey: group.notificationKey)
+            } else {
+                registration = try await liveRegistration(
+                    found, project: project, message: message, now: now, countUnregistered: !request.validateOnly)
+            }
             (targetKind, target) = ("token", token)
         case .fid(let fid):
             registration = try await liveRegistration(
@@ -47,9 +57,17 @@ public final class Dispatcher: Sendable {
                 message: message, now: now, countUnregistered: !request.validateOnly)
             (targetKind, target) = ("fid", fid)
         case .topic(let name):
+            audience = .topic(name)
             (targetKind, target) = ("topic", name)
         case .condition(let condition):
+            audience = .condition(condition.description)
             (targetKind, target) = ("condition", condition.description)
+        }
+        if audience != nil, let fanouts, !fanouts.hasRoom(for: project) {
+            throw HeraldError.quotaExceeded(
+                subject: "fanouts", retryAfterSeconds: 5,
+                message: "Too many topic and group messages are waiting to be sent for this project.",
+                legacyName: "TopicsMessageRateExceeded")
         }
         if request.validateOnly {
             metrics.increment("herald_messages_dry_run_total", [("project", project.id)])
@@ -59,12 +77,17 @@ public final class Dispatcher: Sendable {
         let limits = project.settings.message
         defer { metrics.increment("herald_messages_accepted_total", [("project", project.id)]) }
         guard let registration else {
+            // A topic, condition or group: accepted once, expanded by the fanout engine (SEMANTICS T3).
             let ttl = message.androidTTLSeconds ?? limits.maximumTTLSeconds
             let accepted = DeliveryStat(
                 DeliveryStatKey(projectID: project.id, at: now, appID: "", label: message.analyticsLabel), .accepted)
-            try await store.appendMessages(
-                [stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)],
-                queue: [], limits: .unlimited, stats: [accepted])
+            let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
+            guard let audience else { return id }
+            let job = FanoutJob(
+                messageID: id, projectID: project.id, audience: audience, body: record.body, createdAt: now,
+                expiresAt: record.expiresAt)
+            try await store.createFanout(record, job: job, stats: [accepted])
+            await fanouts?.submit(job)
             return id
         }
         let plan: DeliveryPlanner.Plan

@@ -53,6 +53,22 @@ public final class Authenticator: Sendable {
         return (caller, project)
     }
 
+    /// The project behind a legacy surface's credentials: `Authorization: key=<server key>`
+    /// (SEMANTICS C5) or a bearer token.
+    public func legacyProject(authorization: String?) async throws(HeraldError) -> Project {
+        if let authorization, authorization.lowercased().hasPrefix("key=") {
+            guard let project = directory.project(serverKey: String(authorization.dropFirst(4))) else {
+                throw HeraldError.unauthenticated("The server key is not valid.")
+            }
+            return project
+        }
+        let caller = try await authenticate(authorization: authorization)
+        guard let project = directory.project(named: caller.projectID) else {
+            throw HeraldError.unauthenticated("The credentials' project does not exist.")
+        }
+        return project
+    }
+
     private func selfSignedCaller(_ token: String, now: Timestamp) async -> Caller? {
         if let cached = verifiedJWTs.withLock({ $0[token] }) {
             return cached.expires > now ? cached.caller : nil

@@ -13,6 +13,7 @@ public final class CredentialDirectory: Sendable {
         var revision: Int64 = -1
         var projectsByID: [String: Project] = [:]
         var projectsByNumber: [Int64: Project] = [:]
+        var projectsByServerKey: [String: Project] = [:]
         var keysByID: [String: ServiceAccountKey] = [:]
     }
 
@@ -32,6 +33,7 @@ public final class CredentialDirectory: Sendable {
         for project in projects {
             next.projectsByID[project.id] = project
             next.projectsByNumber[project.number] = project
+            next.projectsByServerKey[project.serverKey] = project
         }
         for key in keys {
             next.keysByID[key.id] = key
@@ -47,6 +49,11 @@ public final class CredentialDirectory: Sendable {
             if let number = Int64(name) { return snapshot.projectsByNumber[number] }
             return nil
         }
+    }
+
+    /// The project whose legacy server key this is (SEMANTICS C5).
+    public func project(serverKey: String) -> Project? {
+        snapshot.withLock { $0.projectsByServerKey[serverKey] }
     }
 
     /// The project with this sender id.

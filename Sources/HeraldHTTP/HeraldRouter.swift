@@ -17,6 +17,8 @@ public enum HeraldRouter {
         SendRoutes(environment: environment).register(on: router)
         DeviceRegistrationRoutes(environment: environment).register(on: router)
         DeliveryDataRoutes(environment: environment).register(on: router)
+        TopicRoutes(environment: environment).register(on: router)
+        DeviceGroupRoutes(environment: environment).register(on: router)
         return router
     }
 }

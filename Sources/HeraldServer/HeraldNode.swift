@@ -21,6 +21,8 @@ public struct HeraldNode: Sendable {
     /// Which devices are connected to this node.
     public let devices: DeviceRegistry
     public let gateway: DeviceGateway
+    /// Expands topic, condition and device-group sends.
+    public let fanouts: FanoutEngine
     let environment: HTTPEnvironment
     let logger: Logger
 
@@ -43,9 +45,14 @@ public struct HeraldNode: Sendable {
         gateway = try DeviceGateway(
             configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,
             metrics: metrics, logger: logger)
+        let directory = directory
+        fanouts = FanoutEngine(
+            store: store, clock: clock, metrics: metrics, registry: devices,
+            projects: { directory.project(named: $0) }, logger: logger)
         environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(secret: secret),
-            dispatcher: Dispatcher(store: store, clock: clock, metrics: metrics, registry: devices, logger: logger),
+            dispatcher: Dispatcher(
+                store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, logger: logger),
             clock: clock, metrics: metrics, logger: logger,
             renderMetrics: { metricsRegistry.emitToString() })
     }
@@ -79,6 +86,7 @@ public struct HeraldNode: Sendable {
                     makeApplication { port in await ready.http(port) },
                     GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
                     CredentialRefresher(directory: directory, store: store, logger: logger),
+                    FanoutService(engine: fanouts),
                     ExpirySweeper(
                         store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
                 ],
@@ -128,6 +136,17 @@ struct GatewayService: Service {
         } catch is CancellationError {
             // Shutting down: the listeners and connections are closed.
         }
+    }
+}
+
+/// Runs the fanout engine until graceful shutdown; unfinished fanouts resume on the next start.
+struct FanoutService: Service {
+    let engine: FanoutEngine
+
+    func run() async throws {
+        do {
+            try await cancelWhenGracefulShutdown { try await engine.run() }
+        } catch is CancellationError {}
     }
 }
 
