@@ -1,0 +1,190 @@
+import Foundation
+import HeraldCore
+import HeraldDelivery
+import HeraldStorage
+import Logging
+import Prometheus
+import Testing
+
+/// The fanout engine (SEMANTICS T3): pages, fairness, limits, resuming.
+@Suite struct FanoutEngineTests {
+    struct World {
+        let store: any HeraldStore
+        let project: Project
+        let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
+
+        func engine(pageSize: Int) -> FanoutEngine {
+            let project = project
+            return FanoutEngine(
+                store: store, clock: clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
+                registry: DeviceRegistry(), projects: { $0 == project.id ? project : nil },
+                logger: Logger(label: "fanout-test"), pageSize: pageSize)
+        }
+
+        /// Registers `count` app instances subscribed to `topics`; answers their tokens.
+        func subscribers(_ count: Int, topics: [String]) async throws -> [String] {
+            var tokens: [String] = []
+            for _ in 0..<count {
+                let device = Device.make(at: clock.now())
+                try await store.createDevice(device)
+                try await store.recordConnection(androidID: device.androidID, at: clock.now())
+                let token = Registration.makeToken()
+                try await store.createRegistration(
+                    Registration(
+                        token: token, kind: .app, projectID: project.id, sender: "1", appID: "app", subtype: nil,
+                        platform: .android, androidID: device.androidID, createdAt: clock.now()))
+                for topic in topics {
+                    _ = try await store.subscribe(
+                        TopicSubscription(projectID: project.id, token: token, topic: topic, createdAt: clock.now()),
+                        limit: 2000)
+                }
+                tokens.append(token)
+            }
+            return tokens
+        }
+
+        func job(_ id: String, _ audience: FanoutJob.Audience) async throws -> FanoutJob {
+            let job = FanoutJob(
+                messageID: id, projectID: project.id, audience: audience, body: #"{"data":{"k":"v"}}"#,
+                createdAt: clock.now(), expiresAt: clock.now().adding(seconds: 3600))
+            try await store.createFanout(
+                StoredMessage(
+                    id: id, projectID: project.id, targetKind: "topic", target: "x", body: job.body,
+                    createdAt: job.createdAt,
+                    expiresAt: job.expiresAt),
+                job: job, stats: [])
+            return job
+        }
+
+        /// How many queue entries each token has.
+        func entriesPerToken(_ tokens: [String]) async throws -> [Int] {
+            var counts: [Int] = []
+            for token in tokens {
+                let registration = try #require(try await store.registration(token: token))
+                counts.append(try await store.queuedCount(androidID: registration.androidID))
+            }
+            return counts
+        }
+    }
+
+    static func world(_ store: any HeraldStore, configure: (inout ProjectSettings) -> Void = { _ in }) async throws
+        -> World
+    {
+        var project = Project.make(id: "fanout-project", createdAt: Timestamp(seconds: 0))
+        configure(&project.settings)
+        try await store.createProject(
+            project,
+            firstKey: ServiceAccountKey(
+                id: "k", projectID: project.id, clientEmail: "e", publicKeyPEM: "", createdAt: project.createdAt))
+        return World(store: store, project: project)
+    }
+
+    @Test func T3_twoFanoutsOfAProjectProgressAtTheSameRate() async throws {
+        let world = try await Self.world(InMemoryStore())
+        _ = try await world.subscribers(40, topics: ["a", "b"])
+        let engine = world.engine(pageSize: 5)
+        await engine.submit(try await world.job("m-a", .topic("a")))
+        await engine.submit(try await world.job("m-b", .topic("b")))
+        var turns: [String] = []
+        for _ in 0..<6 { turns.append(try #require(try await engine.step())) }
+        #expect(turns == ["m-a", "m-b", "m-a", "m-b", "m-a", "m-b"])
+        let jobs = try await world.store.unfinishedFanouts()
+        #expect(jobs.map(\.delivered) == [15, 15])
+    }
+
+    @Test func T3_projectsTakeTurnsSoOneCannotStarveAnother() async throws {
+        let store = InMemoryStore()
+        let busy = try await Self.world(store)
+        _ = try await busy.subscribers(30, topics: ["t"])
+        var quiet = Project.make(id: "quiet-project", createdAt: Timestamp(seconds: 0))
+        quiet.settings.maxFanouts = 5
+        try await store.createProject(
+            quiet,
+            firstKey: ServiceAccountKey(
+                id: "q", projectID: quiet.id, clientEmail: "e", publicKeyPEM: "", createdAt: quiet.createdAt))
+        let engine = FanoutEngine(
+            store: store, clock: busy.clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
+            registry: DeviceRegistry(),
+            projects: { [busy, quiet] id in id == busy.project.id ? busy.project : id == quiet.id ? quiet : nil },
+            logger: Logger(label: "t"), pageSize: 5)
+        for n in 0..<3 { await engine.submit(try await busy.job("busy-\(n)", .topic("t"))) }
+        let quietWorld = World(store: store, project: quiet)
+        await engine.submit(try await quietWorld.job("quiet-0", .topic("t")))
+        let first = try await engine.step()
+        let second = try await engine.step()
+        #expect(first == "busy-0")
+        #expect(second == "quiet-0")
+    }
+
+    @Test func T3_everySubscriberGetsTheMessageOnceAndTheJobFinishes() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(23, topics: ["news"])
+        let outsiders = try await world.subscribers(4, topics: ["other"])
+        let engine = world.engine(pageSize: 5)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        while try await engine.step() != nil {}
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 23))
+        #expect(try await world.entriesPerToken(outsiders) == [0, 0, 0, 0])
+        #expect(try await world.store.unfinishedFanouts().isEmpty)
+    }
+
+    @Test func T3_aFanoutResumesWhereItStoppedAfterARestart() async throws {
+        let directory = "/tmp/herald-fanout-" + SecureRandom.hex(bytes: 6)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
+        let tokens = try await world.subscribers(20, topics: ["news"])
+        let before = world.engine(pageSize: 6)
+        await before.submit(try await world.job("m1", .topic("news")))
+        try await before.step()
+        try await before.step()
+        // The process dies; a new one opens the same database.
+        let reopened = World(store: try SQLiteStore(dataDirectory: directory), project: world.project)
+        let after = reopened.engine(pageSize: 6)
+        try await after.resume()
+        while try await after.step() != nil {}
+        #expect(try await reopened.entriesPerToken(tokens) == Array(repeating: 1, count: 20))
+        #expect(try await reopened.store.unfinishedFanouts().isEmpty)
+    }
+
+    @Test func T3_fanoutsBeyondTheLimitWaitAndSendsAreRefusedOnlyWhenTheWaitListIsFull() async throws {
+        let world = try await Self.world(InMemoryStore()) { $0.maxFanouts = 1 }
+        _ = try await world.subscribers(3, topics: ["t"])
+        let engine = world.engine(pageSize: 100)
+        for n in 0..<3 { await engine.submit(try await world.job("m\(n)", .topic("t"))) }
+        #expect(await engine.jobCount(projectID: world.project.id) == (1, 2))
+        #expect(engine.hasRoom(for: world.project))
+        // One runs; the wait list holds ten (maxFanouts × 10).
+        for n in 3..<11 { await engine.submit(try await world.job("m\(n)", .topic("t"))) }
+        #expect(await engine.jobCount(projectID: world.project.id) == (1, 10))
+        #expect(!engine.hasRoom(for: world.project))
+        try await engine.step()
+        #expect(await engine.jobCount(projectID: world.project.id) == (1, 9))
+        #expect(engine.hasRoom(for: world.project))
+    }
+
+    @Test func T3_conditionsMatchEachAppInstanceOnceAndNegationsReachTheUnsubscribed() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let both = try await world.subscribers(2, topics: ["a", "b"])
+        let onlyA = try await world.subscribers(2, topics: ["a"])
+        let neither = try await world.subscribers(2, topics: [])
+        let engine = world.engine(pageSize: 3)
+        await engine.submit(try await world.job("m-or", .condition("'a' in topics || 'b' in topics")))
+        while try await engine.step() != nil {}
+        #expect(try await world.entriesPerToken(both + onlyA + neither) == [1, 1, 1, 1, 0, 0])
+        await engine.submit(try await world.job("m-not", .condition("!('b' in topics)")))
+        while try await engine.step() != nil {}
+        #expect(try await world.entriesPerToken(both + onlyA + neither) == [1, 1, 2, 2, 1, 1])
+    }
+
+    @Test func aDeviceGroupFanoutReachesItsLiveMembers() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let members = try await world.subscribers(3, topics: [])
+        try await world.store.createDeviceGroup(
+            DeviceGroup(projectID: world.project.id, name: "g", notificationKey: "key", members: members))
+        _ = try await world.store.deleteRegistration(token: members[2], at: world.clock.now())
+        let engine = world.engine(pageSize: 2)
+        await engine.submit(try await world.job("m-g", .deviceGroup(notificationKey: "key")))
+        while try await engine.step() != nil {}
+        #expect(try await world.entriesPerToken(Array(members.prefix(2))) == [1, 1])
+    }
+}

@@ -1,0 +1,97 @@
+import HeraldCore
+import HeraldStorage
+import Testing
+
+/// Conformance for topic subscriptions, fanout jobs and device groups.
+@Suite struct TopicStoreConformanceTests {
+    func prepared(_ backend: Backend, tokens: [String]) async throws -> any HeraldStore {
+        let store = try backend.makeStore()
+        try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+        try await store.createDevice(Device(androidID: 42, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+        for token in tokens { try await store.createRegistration(sampleRegistration(token)) }
+        return store
+    }
+
+    func subscription(_ token: String, _ topic: String) -> TopicSubscription {
+        TopicSubscription(projectID: "alpha-project", token: token, topic: topic, createdAt: Timestamp(seconds: 5))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func subscriptionsAreIdempotentAndLimited(_ backend: Backend) async throws {
+        let store = try await prepared(backend, tokens: ["t1"])
+        #expect(try await store.subscribe(subscription("t1", "a"), limit: 2))
+        #expect(try await !store.subscribe(subscription("t1", "a"), limit: 2))
+        #expect(try await store.subscribe(subscription("t1", "b"), limit: 2))
+        await #expect(throws: StoreError.limit("topics per token")) {
+            try await store.subscribe(subscription("t1", "c"), limit: 2)
+        }
+        #expect(try await store.subscriptions(token: "t1").map(\.topic) == ["a", "b"])
+        #expect(try await store.unsubscribe(token: "t1", topic: "a"))
+        #expect(try await !store.unsubscribe(token: "t1", topic: "a"))
+    }
+
+    @Test(arguments: Backend.allCases)
+    func T3_theAudienceIsReadInPagesOfLiveRegistrations(_ backend: Backend) async throws {
+        let tokens = (0..<7).map { "t\($0)" }
+        let store = try await prepared(backend, tokens: tokens)
+        for token in tokens { _ = try await store.subscribe(subscription(token, "news"), limit: 10) }
+        _ = try await store.subscribe(subscription("t0", "other"), limit: 10)
+        _ = try await store.deleteRegistration(token: "t3", at: Timestamp(seconds: 9))
+        var seen: [String] = []
+        var cursor = ""
+        while true {
+            let page = try await store.audience(projectID: "alpha-project", topics: ["news"], after: cursor, limit: 2)
+            seen += page.map(\.token)
+            guard let last = page.last else { break }
+            cursor = last.token
+        }
+        #expect(seen == ["t0", "t1", "t2", "t4", "t5", "t6"])
+        let everyone = try await store.audience(projectID: "alpha-project", topics: nil, after: "", limit: 100)
+        #expect(everyone.map(\.token) == ["t0", "t1", "t2", "t4", "t5", "t6"])
+        #expect(try await store.audience(projectID: "alpha-project", topics: ["nobody"], after: "", limit: 10).isEmpty)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func fanoutPagesMoveTheCursorWithTheirQueueEntries(_ backend: Backend) async throws {
+        let store = try await prepared(backend, tokens: ["t1"])
+        let job = FanoutJob(
+            messageID: "m1", projectID: "alpha-project", audience: .condition("'a' in topics"), body: "{}",
+            createdAt: Timestamp(seconds: 100), expiresAt: Timestamp(seconds: 10_000))
+        try await store.createFanout(sampleMessage("m1"), job: job, stats: [])
+        #expect(try await store.unfinishedFanouts() == [job])
+        try await store.startFanout(messageID: "m1")
+        try await store.storeFanoutPage(
+            messageID: "m1", queue: [queued("m1#t1")], cursor: "t1", reached: 1, done: false, limits: .unlimited,
+            stats: [])
+        let resumed = try #require(try await store.unfinishedFanouts().first)
+        #expect(resumed.cursor == "t1")
+        #expect(resumed.delivered == 1)
+        #expect(resumed.state == .running)
+        #expect(try await store.queuedCount(androidID: 42) == 1)
+        try await store.storeFanoutPage(
+            messageID: "m1", queue: [], cursor: "t1", reached: 0, done: true, limits: .unlimited, stats: [])
+        #expect(try await store.unfinishedFanouts().isEmpty)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func deviceGroupsHaveUniqueNamesAndDisappearWithTheirLastMember(_ backend: Backend) async throws {
+        let store = try await prepared(backend, tokens: ["t1", "t2"])
+        let group = DeviceGroup(
+            projectID: "alpha-project", name: "family", notificationKey: "key-1", members: ["t1", "t2"])
+        try await store.createDeviceGroup(group)
+        await #expect(throws: StoreError.self) {
+            try await store.createDeviceGroup(
+                DeviceGroup(projectID: "alpha-project", name: "family", notificationKey: "key-2", members: ["t1"]))
+        }
+        #expect(try await store.deviceGroup(projectID: "alpha-project", name: "family", notificationKey: nil) == group)
+        #expect(try await store.deviceGroup(projectID: "alpha-project", name: nil, notificationKey: "key-1") == group)
+        #expect(try await store.deviceGroup(projectID: "beta", name: "family", notificationKey: nil) == nil)
+        try await store.updateDeviceGroup(projectID: "alpha-project", notificationKey: "key-1", members: ["t2"])
+        #expect(
+            try await store.deviceGroup(projectID: "alpha-project", name: "family", notificationKey: nil)?.members == [
+                "t2"
+            ])
+        try await store.updateDeviceGroup(projectID: "alpha-project", notificationKey: "key-1", members: [])
+        #expect(try await store.deviceGroup(projectID: "alpha-project", name: "family", notificationKey: nil) == nil)
+    }
+}
