@@ -16,6 +16,10 @@ public struct DeviceRegistrar: Sendable {
     /// Why a registration step failed.
     public struct Failure: Error, CustomStringConvertible {
         public var description: String
+
+        public init(description: String) {
+            self.description = description
+        }
     }
 
     private func post(_ path: String, headers: [(String, String)], body: [UInt8]) async throws -> HTTPResult {

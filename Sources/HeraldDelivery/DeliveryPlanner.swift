@@ -17,6 +17,14 @@ public struct DeliveryPlanner: Sendable {
         public var stats: [DeliveryStat]
     }
 
+    /// Tailored stanzas by what they depend on, so that a fanout page tailors once for
+    /// all the registrations of one app on one platform (web ones are each encrypted).
+    public struct StanzaCache: Sendable {
+        var entries: [String: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])] = [:]
+
+        public init() {}
+    }
+
     let store: any HeraldStore
     let registry: DeviceRegistry
 
@@ -27,26 +35,41 @@ public struct DeliveryPlanner: Sendable {
 
     /// The plan for `message` (id `id`) to `registration` of `project`, accepted at `now`.
     /// Throws when the registration's keys cannot encrypt for it.
+    /// `lastConnected` may carry the device's last connection when the caller read it
+    /// already (the fanout engine reads a page's devices at once); otherwise it is read here.
     public func plan(
         _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
-        persistentID: String? = nil
+        persistentID: String? = nil, lastConnected: Timestamp?? = nil, cache: inout StanzaCache
     ) async throws -> Plan {
-        let options = DeliveryOptions(
-            message: message, platform: registration.platform, appID: registration.appID,
-            limits: project.settings.message, now: now)
+        let cacheKey =
+            registration.platform == .web
+            ? nil
+            : "\(registration.platform)|\(registration.appID)|\(registration.sender)|\(registration.subtype ?? "")"
+        let tailored: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])
+        if let cacheKey, let cached = cache.entries[cacheKey] {
+            tailored = cached
+        } else {
+            let options = DeliveryOptions(
+                message: message, platform: registration.platform, appID: registration.appID,
+                limits: project.settings.message, now: now)
+            let context = DeliveryTailor.Context(
+                messageID: id, registration: registration, project: project, sentAt: now, options: options)
+            tailored = (
+                options, try DeliveryTailor.stanza(for: message, context).serializedBytes(),
+                try DeliveryTailor.deletionSignal(for: registration).serializedBytes()
+            )
+            if let cacheKey { cache.entries[cacheKey] = tailored }
+        }
+        let options = tailored.options
         let key = DeliveryStatKey(
             projectID: project.id, at: now, appID: registration.appID, label: message.analyticsLabel)
-        let context = DeliveryTailor.Context(
-            messageID: id, registration: registration, project: project, sentAt: now, options: options)
-        let stanza = try DeliveryTailor.stanza(for: message, context)
         var entry = QueuedMessage(
             androidID: registration.androidID, token: registration.token, persistentID: persistentID ?? id,
-            messageID: id, projectID: project.id, stanza: try stanza.serializedBytes(), createdAt: now,
+            messageID: id, projectID: project.id, stanza: tailored.stanza, createdAt: now,
             expiresAt: now.adding(seconds: options.ttlSeconds), collapseKey: options.collapseKey,
             isHighPriority: options.isHighPriority, appID: registration.appID,
-            analyticsLabel: message.analyticsLabel ?? "",
-            deletionSignalStanza: try DeliveryTailor.deletionSignal(for: registration).serializedBytes())
-        if try await isInactive(registration, project: project, now: now) {
+            analyticsLabel: message.analyticsLabel ?? "", deletionSignalStanza: tailored.signal)
+        if try await isInactive(registration, project: project, now: now, lastConnected: lastConnected) {
             // SEMANTICS L5: accepted and discarded; a signal waits four weeks for the device.
             entry.deletedCount = 1
             return Plan(
@@ -60,6 +83,14 @@ public struct DeliveryPlanner: Sendable {
         return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted)])
     }
 
+    /// The plan for a single send, with nothing to share.
+    public func plan(
+        _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp
+    ) async throws -> Plan {
+        var cache = StanzaCache()
+        return try await plan(message, id: id, registration: registration, project: project, now: now, cache: &cache)
+    }
+
     /// Hands a TTL-0 message to its device's connection; answers the counter to add.
     public func deliverNow(_ message: QueuedMessage) -> DeliveryStat {
         let delivered = registry.deliverNow(androidID: message.androidID, message)
@@ -67,10 +98,18 @@ public struct DeliveryPlanner: Sendable {
     }
 
     /// Whether the device has not connected for longer than the project allows (SEMANTICS L5).
-    func isInactive(_ registration: Registration, project: Project, now: Timestamp) async throws -> Bool {
+    func isInactive(_ registration: Registration, project: Project, now: Timestamp, lastConnected: Timestamp??)
+        async throws
+        -> Bool
+    {
         if registry.isConnected(androidID: registration.androidID) { return false }
-        let device = try await store.device(androidID: registration.androidID)
-        let lastSeen = device?.lastConnectedAt ?? registration.createdAt
+        let known: Timestamp?
+        if let lastConnected {
+            known = lastConnected
+        } else {
+            known = try await store.device(androidID: registration.androidID)?.lastConnectedAt
+        }
+        let lastSeen = known ?? registration.createdAt
         return now.milliseconds - lastSeen.milliseconds > Int64(project.settings.inactiveAfterDays) * 86_400_000
     }
 }

@@ -150,13 +150,17 @@ public actor FanoutEngine {
         var immediate: [QueuedMessage] = []
         var stats: [DeliveryStat] = []
         if job.expiresAt > now {
-            for registration in try await matching(candidates, job: job) {
+            let targets = try await matching(candidates, job: job)
+            let connections = try await store.lastConnections(androidIDs: targets.map(\.androidID))
+            var cache = DeliveryPlanner.StanzaCache()
+            for registration in targets {
                 // One id per app instance on the device, so that two apps of one device both get it.
                 let persistentID = job.messageID + "#" + registration.token.prefix(22)
                 guard
                     let plan = try? await planner.plan(
                         message, id: job.messageID, registration: registration, project: project, now: now,
-                        persistentID: persistentID)
+                        persistentID: persistentID, lastConnected: .some(connections[registration.androidID] ?? nil),
+                        cache: &cache)
                 else { continue }
                 if let entry = plan.entry {
                     var entry = entry

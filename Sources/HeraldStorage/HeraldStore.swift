@@ -85,6 +85,9 @@ public protocol HeraldStore: Sendable {
     /// counting them as unregistered; answers the registration, nil when there is no live one.
     func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration?
 
+    /// The last connection of each of these devices (nil for one that never connected).
+    func lastConnections(androidIDs: [UInt64]) async throws -> [UInt64: Timestamp?]
+
     /// Records that a device's connection logged in.
     func recordConnection(androidID: UInt64, at time: Timestamp) async throws
 

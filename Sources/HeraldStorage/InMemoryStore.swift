@@ -171,6 +171,12 @@ public actor InMemoryStore: HeraldStore {
         return registration
     }
 
+    public func lastConnections(androidIDs: [UInt64]) -> [UInt64: Timestamp?] {
+        var result: [UInt64: Timestamp?] = [:]
+        for id in androidIDs { if let device = devices[id] { result[id] = device.lastConnectedAt } }
+        return result
+    }
+
     public func recordConnection(androidID: UInt64, at time: Timestamp) {
         devices[androidID]?.lastConnectedAt = time
     }

@@ -316,34 +316,52 @@ public final class SQLiteStore: HeraldStore {
     {
         var decisions: [QueuePolicy.Decision] = []
         var counted = stats
-        for entry in queue {
-            let current = try Row.fetchAll(
-                db, sql: "SELECT * FROM device_queue WHERE token = ? ORDER BY sequence", arguments: [entry.token]
-            ).map(Self.queued)
-            let admission = QueueAdmission(entry, current: current, limits: limits)
-            for sequence in admission.decision.delete {
-                try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [sequence])
+        // The queues of every token in the batch, read at once (a fanout page holds hundreds).
+        var current: [String: [QueuedMessage]] = [:]
+        let tokens = Array(Set(queue.map(\.token)))
+        for start in stride(from: 0, to: tokens.count, by: 500) {
+            let chunk = Array(tokens[start..<min(start + 500, tokens.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try Row.fetchAll(
+                db, sql: "SELECT * FROM device_queue WHERE token IN (\(marks)) ORDER BY sequence",
+                arguments: StatementArguments(chunk))
+            {
+                let entry = Self.queued(row)
+                current[entry.token, default: []].append(entry)
             }
-            for row in admission.inserts { try insert(row, db) }
+        }
+        let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
+        for entry in queue {
+            let admission = QueueAdmission(entry, current: current[entry.token] ?? [], limits: limits)
+            for sequence in admission.decision.delete { try delete.execute(arguments: [sequence]) }
+            current[entry.token]?.removeAll { admission.decision.delete.contains($0.sequence) }
+            for row in admission.inserts {
+                var stored = row
+                stored.sequence = try insert(row, db)
+                current[entry.token, default: []].append(stored)
+            }
             counted += admission.stats
             decisions.append(admission.decision)
         }
         return (decisions, counted)
     }
 
-    private static func insert(_ entry: QueuedMessage, _ db: Database) throws {
-        try db.execute(
+    /// Inserts a queue entry; answers its sequence number.
+    @discardableResult
+    private static func insert(_ entry: QueuedMessage, _ db: Database) throws -> Int64 {
+        let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO device_queue
                     (android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
                      collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                """,
-            arguments: [
-                Int64(bitPattern: entry.androidID), entry.token, entry.persistentID, entry.messageID, entry.projectID,
-                Data(entry.stanza), entry.createdAt.milliseconds, entry.expiresAt.milliseconds, entry.collapseKey,
-                entry.isHighPriority, entry.appID, entry.analyticsLabel, entry.deletedCount,
-            ])
+                """)
+        try statement.execute(arguments: [
+            Int64(bitPattern: entry.androidID), entry.token, entry.persistentID, entry.messageID, entry.projectID,
+            Data(entry.stanza), entry.createdAt.milliseconds, entry.expiresAt.milliseconds, entry.collapseKey,
+            entry.isHighPriority, entry.appID, entry.analyticsLabel, entry.deletedCount,
+        ])
+        return db.lastInsertedRowID
     }
 
     private static func record(_ stats: [DeliveryStat], _ db: Database) throws {
@@ -479,6 +497,25 @@ public final class SQLiteStore: HeraldStore {
             try db.execute(sql: "DELETE FROM device_queue WHERE token = ?", arguments: [token])
             try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
             return registration
+        }
+    }
+
+    public func lastConnections(androidIDs: [UInt64]) async throws -> [UInt64: Timestamp?] {
+        guard !androidIDs.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var result: [UInt64: Timestamp?] = [:]
+            for start in stride(from: 0, to: androidIDs.count, by: 500) {
+                let chunk = androidIDs[start..<min(start + 500, androidIDs.count)].map { Int64(bitPattern: $0) }
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                for row in try Row.fetchAll(
+                    db, sql: "SELECT android_id, last_connected_at FROM devices WHERE android_id IN (\(marks))",
+                    arguments: StatementArguments(chunk))
+                {
+                    result[UInt64(bitPattern: row["android_id"])] =
+                        (row["last_connected_at"] as Int64?).map { Timestamp(milliseconds: $0) }
+                }
+            }
+            return result
         }
     }
 

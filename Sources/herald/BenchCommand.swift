@@ -8,7 +8,7 @@ import NIOSSL
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure a running Herald.",
-        subcommands: [Send.self, Connect.self, EndToEnd.self])
+        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self])
 
     /// Gateway options shared by the device benchmarks.
     struct GatewayOptions: ParsableArguments {
@@ -24,6 +24,47 @@ struct BenchCommand: AsyncParsableCommand {
 
         func tls() throws -> NIOSSLContext? {
             plaintext ? nil : try MCSClientChannel.tlsContext(trusting: ca)
+        }
+    }
+
+    struct Fanout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A topic send to N subscribers of which M are connected: accept time, delivery rates, peak RSS.")
+
+        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
+        @Option(help: "A service-account key file of the project.") var credentials: String
+        @Option(name: .customLong("api-key"), help: "The project's API key, to register devices.") var apiKey: String
+        @OptionGroup var gatewayOptions: GatewayOptions
+        @Option(help: "Subscribed app instances.") var subscribers = 100_000
+        @Option(help: "How many of them are connected devices.") var connected = 10_000
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its peak RSS.") var serverPID:
+            Int32?
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            let (host, port) = try gatewayOptions.endpoint()
+            var account = try ServiceAccountCredentials(keyFile: credentials)
+            account.tokenURI = base.origin + "/token"
+            let benchmark = FanoutBenchmark(
+                options: .init(
+                    server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
+                    tls: try gatewayOptions.tls(), subscribers: subscribers, connected: connected, serverPID: serverPID)
+            )
+            let quiet = json
+            let report = try await benchmark.run { line in if !quiet { print(line) } }
+            if json {
+                print(report.json.rendered)
+                return
+            }
+            print(
+                "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
+            )
+            print(
+                "\(report.subscribers)   \(report.connected)   \(String(format: "%.2f", report.acceptMilliseconds))   "
+                    + "\(report.connectedReceived)   \(Int(report.connectedPerSecond))   "
+                    + "\(String(format: "%.2f", report.allQueuedSeconds))   \(Int(report.overallPerSecond))   "
+                    + "\(report.peakRSSKB.map { "\($0) kB" } ?? "-")")
         }
     }
 

@@ -1,0 +1,180 @@
+public import HeraldClient
+public import HeraldCore
+import HeraldProtocol
+import NIOCore
+public import NIOSSL
+import Synchronization
+
+/// `herald bench fanout`: a topic send to N subscribed registrations of which M are
+/// connected devices: time to accept the send, deliveries per second to the connected
+/// devices, time until every offline queue holds the message, and the server's peak RSS.
+public struct FanoutBenchmark: Sendable {
+    public struct Options: Sendable {
+        public var server: HTTPURL
+        public var credentials: ServiceAccountCredentials
+        public var apiKey: String
+        public var gatewayHost: String
+        public var gatewayPort: Int
+        public var tls: NIOSSLContext?
+        public var subscribers: Int
+        public var connected: Int
+        public var serverPID: Int32?
+
+        public init(
+            server: HTTPURL, credentials: ServiceAccountCredentials, apiKey: String, gatewayHost: String,
+            gatewayPort: Int,
+            tls: NIOSSLContext?, subscribers: Int, connected: Int, serverPID: Int32?
+        ) {
+            self.server = server
+            self.credentials = credentials
+            self.apiKey = apiKey
+            self.gatewayHost = gatewayHost
+            self.gatewayPort = gatewayPort
+            self.tls = tls
+            self.subscribers = subscribers
+            self.connected = connected
+            self.serverPID = serverPID
+        }
+    }
+
+    public struct Report: Sendable {
+        public var subscribers: Int
+        public var connected: Int
+        public var acceptMilliseconds: Double
+        public var connectedReceived: Int
+        public var connectedSeconds: Double
+        public var allQueuedSeconds: Double
+        public var peakRSSKB: Int?
+
+        public var connectedPerSecond: Double { Double(connectedReceived) / connectedSeconds }
+        public var overallPerSecond: Double { Double(subscribers) / allQueuedSeconds }
+
+        public var json: JSONValue {
+            .object([
+                (key: "subscribers", value: .number(Double(subscribers))),
+                (key: "connected", value: .number(Double(connected))),
+                (key: "accept_ms", value: .number((acceptMilliseconds * 100).rounded() / 100)),
+                (key: "connected_received", value: .number(Double(connectedReceived))),
+                (key: "connected_deliveries_per_second", value: .number(connectedPerSecond.rounded())),
+                (key: "all_queued_seconds", value: .number((allQueuedSeconds * 100).rounded() / 100)),
+                (key: "overall_deliveries_per_second", value: .number(overallPerSecond.rounded())),
+                (key: "peak_rss_kb", value: peakRSSKB.map { .number(Double($0)) } ?? .null),
+            ])
+        }
+    }
+
+    public let options: Options
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
+        let options = options
+        let registrar = DeviceRegistrar(server: options.server)
+        let projectID = options.credentials.projectID
+        let installation = try await registrar.install(
+            projectID: projectID, apiKey: options.apiKey, appID: "herald-bench")
+        progress("registering \(options.subscribers) app instances")
+        let devices = try await withThrowingTaskGroup(of: [(UInt64, UInt64, String)].self) { group in
+            let workers = 16
+            for worker in 0..<workers {
+                let count = options.subscribers / workers + (worker < options.subscribers % workers ? 1 : 0)
+                group.addTask {
+                    var made: [(UInt64, UInt64, String)] = []
+                    for _ in 0..<count {
+                        let (id, secret) = try await registrar.checkin(existing: nil)
+                        let token = try await registrar.register3(
+                            androidID: id, securityToken: secret,
+                            fields: [
+                                ("app", "com.herald.bench"), ("device", String(id)),
+                                ("sender", installation.projectNumber),
+                            ])
+                        made.append((id, secret, token))
+                    }
+                    return made
+                }
+            }
+            var all: [(UInt64, UInt64, String)] = []
+            for try await made in group { all += made }
+            return all
+        }
+        let accessToken = try await options.credentials.accessToken()
+        let headers = [
+            ("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json"),
+            ("access_token_auth", "true"),
+        ]
+        progress("subscribing them to topic bench-fanout")
+        try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+            for start in stride(from: 0, to: devices.count, by: 1000) {
+                let tokens = devices[start..<min(start + 1000, devices.count)].map { "\"\($0.2)\"" }.joined(
+                    separator: ",")
+                let body = #"{"to":"/topics/bench-fanout","registration_tokens":[\#(tokens)]}"#
+                let result = try await connection.request(
+                    .POST, "/iid/v1:batchAdd", headers: headers, body: Array(body.utf8))
+                guard result.status == 200 else {
+                    throw DeviceRegistrar.Failure(description: "batchAdd: \(result.status)")
+                }
+            }
+        }
+        progress("connecting \(options.connected) devices")
+        let origin = ContinuousClock.now
+        let receipts = Timeline(count: options.connected)
+        var channels: [any Channel] = []
+        try await withThrowingTaskGroup(of: (any Channel).self) { group in
+            for (index, device) in devices.prefix(options.connected).enumerated() {
+                group.addTask {
+                    try await BenchDevice.connect(
+                        host: options.gatewayHost, port: options.gatewayPort, localAddress: nil, tls: options.tls,
+                        androidID: device.0, securityToken: device.1
+                    ) { _, at in receipts.record(index, (at - origin).nanoseconds) }
+                }
+                if index % 200 == 199 { channels.append(try await group.next()!) }
+            }
+            for try await channel in group { channels.append(channel) }
+        }
+        defer { for channel in channels { channel.close(promise: nil) } }
+        let before = try await fanoutCounter(headers: headers)
+        progress("sending to the topic")
+        let sent = ContinuousClock.now
+        let result = try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+            try await connection.request(
+                .POST, "/v1/projects/\(projectID)/messages:send", headers: headers,
+                body: Array(#"{"message":{"topic":"bench-fanout","data":{"bench":"fanout"}}}"#.utf8))
+        }
+        let accepted = ContinuousClock.now
+        guard result.status == 200 else {
+            throw DeviceRegistrar.Failure(
+                description: "send: \(result.status) \(String(decoding: result.body, as: UTF8.self))")
+        }
+        let deadline = ContinuousClock.now + .seconds(300)
+        while receipts.count < options.connected, ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(5))
+        }
+        let lastReceipt = receipts.values.filter { $0 >= 0 }.max() ?? 0
+        let connectedSeconds = Double(lastReceipt) / 1e9 - (sent - origin).seconds
+        var allQueued = ContinuousClock.now
+        while ContinuousClock.now < deadline {
+            if try await fanoutCounter(headers: headers) - before >= Double(options.subscribers) {
+                allQueued = ContinuousClock.now
+                break
+            }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return Report(
+            subscribers: options.subscribers, connected: options.connected,
+            acceptMilliseconds: (accepted - sent).seconds * 1000, connectedReceived: receipts.count,
+            connectedSeconds: connectedSeconds, allQueuedSeconds: (allQueued - sent).seconds,
+            peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes))
+    }
+
+    /// The server's count of fanout deliveries, from `/metrics`.
+    private func fanoutCounter(headers: [(String, String)]) async throws -> Double {
+        let result = try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+            try await connection.request(.GET, "/metrics")
+        }
+        let text = String(decoding: result.body, as: UTF8.self)
+        return text.split(separator: "\n").filter { $0.hasPrefix("herald_fanout_deliveries_total") }
+            .compactMap { $0.split(separator: " ").last.flatMap { Double($0) } }.reduce(0, +)
+    }
+}
