@@ -9,28 +9,14 @@ import Synchronization
 /// connected device reads the message, at a fixed send rate spread over many devices.
 public struct EndToEndBenchmark: Sendable {
     public struct Options: Sendable {
-        public var server: HTTPURL
-        public var credentials: ServiceAccountCredentials
-        public var apiKey: String
-        public var gatewayHost: String
-        public var gatewayPort: Int
-        public var tls: NIOSSLContext?
+        public var target: BenchTarget
         public var rate: Int
         public var seconds: Double
         public var devices: Int
         public var senders: Int = 16
 
-        public init(
-            server: HTTPURL, credentials: ServiceAccountCredentials, apiKey: String, gatewayHost: String,
-            gatewayPort: Int,
-            tls: NIOSSLContext?, rate: Int, seconds: Double, devices: Int
-        ) {
-            self.server = server
-            self.credentials = credentials
-            self.apiKey = apiKey
-            self.gatewayHost = gatewayHost
-            self.gatewayPort = gatewayPort
-            self.tls = tls
+        public init(target: BenchTarget, rate: Int, seconds: Double, devices: Int) {
+            self.target = target
             self.rate = rate
             self.seconds = seconds
             self.devices = devices
@@ -63,10 +49,10 @@ public struct EndToEndBenchmark: Sendable {
 
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
-        let registrar = DeviceRegistrar(server: options.server)
-        let projectID = options.credentials.projectID
+        let registrar = DeviceRegistrar(server: options.target.server)
+        let projectID = options.target.credentials.projectID
         let installation = try await registrar.install(
-            projectID: projectID, apiKey: options.apiKey, appID: "herald-bench")
+            projectID: projectID, apiKey: options.target.apiKey, appID: "herald-bench")
         let total = Int(Double(options.rate) * options.seconds)
         let origin = ContinuousClock.now
         let receipts = Timeline(count: total)
@@ -85,7 +71,8 @@ public struct EndToEndBenchmark: Sendable {
                     ]))
             channels.append(
                 try await BenchDevice.connect(
-                    host: options.gatewayHost, port: options.gatewayPort, localAddress: nil, tls: options.tls,
+                    host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
+                    tls: options.target.tls,
                     androidID: androidID, securityToken: securityToken
                 ) { stanza, at in
                     if let sequence = stanza.appData.first(where: { $0.key == "seq" }).flatMap({ Int($0.value) }) {
@@ -94,7 +81,7 @@ public struct EndToEndBenchmark: Sendable {
                 })
         }
         defer { for channel in channels { channel.close(promise: nil) } }
-        let accessToken = try await options.credentials.accessToken()
+        let accessToken = try await options.target.credentials.accessToken()
         progress("sending \(total) messages at \(options.rate)/s")
         let next = RequestCounter()
         let failures = RequestCounter()
@@ -105,7 +92,8 @@ public struct EndToEndBenchmark: Sendable {
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<options.senders {
                 group.addTask {
-                    try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+                    try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
+                        connection in
                         while true {
                             let index = next.value.add(1, ordering: .relaxed).oldValue
                             guard index < total else { return }

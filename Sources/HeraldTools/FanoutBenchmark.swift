@@ -10,27 +10,13 @@ import Synchronization
 /// devices, time until every offline queue holds the message, and the server's peak RSS.
 public struct FanoutBenchmark: Sendable {
     public struct Options: Sendable {
-        public var server: HTTPURL
-        public var credentials: ServiceAccountCredentials
-        public var apiKey: String
-        public var gatewayHost: String
-        public var gatewayPort: Int
-        public var tls: NIOSSLContext?
+        public var target: BenchTarget
         public var subscribers: Int
         public var connected: Int
         public var serverPID: Int32?
 
-        public init(
-            server: HTTPURL, credentials: ServiceAccountCredentials, apiKey: String, gatewayHost: String,
-            gatewayPort: Int,
-            tls: NIOSSLContext?, subscribers: Int, connected: Int, serverPID: Int32?
-        ) {
-            self.server = server
-            self.credentials = credentials
-            self.apiKey = apiKey
-            self.gatewayHost = gatewayHost
-            self.gatewayPort = gatewayPort
-            self.tls = tls
+        public init(target: BenchTarget, subscribers: Int, connected: Int, serverPID: Int32?) {
+            self.target = target
             self.subscribers = subscribers
             self.connected = connected
             self.serverPID = serverPID
@@ -71,10 +57,10 @@ public struct FanoutBenchmark: Sendable {
 
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
-        let registrar = DeviceRegistrar(server: options.server)
-        let projectID = options.credentials.projectID
+        let registrar = DeviceRegistrar(server: options.target.server)
+        let projectID = options.target.credentials.projectID
         let installation = try await registrar.install(
-            projectID: projectID, apiKey: options.apiKey, appID: "herald-bench")
+            projectID: projectID, apiKey: options.target.apiKey, appID: "herald-bench")
         progress("registering \(options.subscribers) app instances")
         let devices = try await withThrowingTaskGroup(of: [(UInt64, UInt64, String)].self) { group in
             let workers = 16
@@ -99,13 +85,14 @@ public struct FanoutBenchmark: Sendable {
             for try await made in group { all += made }
             return all
         }
-        let accessToken = try await options.credentials.accessToken()
+        let accessToken = try await options.target.credentials.accessToken()
         let headers = [
             ("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json"),
             ("access_token_auth", "true"),
         ]
         progress("subscribing them to topic bench-fanout")
-        try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+        try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
+            connection in
             for start in stride(from: 0, to: devices.count, by: 1000) {
                 let tokens = devices[start..<min(start + 1000, devices.count)].map { "\"\($0.2)\"" }.joined(
                     separator: ",")
@@ -125,7 +112,8 @@ public struct FanoutBenchmark: Sendable {
             for (index, device) in devices.prefix(options.connected).enumerated() {
                 group.addTask {
                     try await BenchDevice.connect(
-                        host: options.gatewayHost, port: options.gatewayPort, localAddress: nil, tls: options.tls,
+                        host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
+                        tls: options.target.tls,
                         androidID: device.0, securityToken: device.1
                     ) { _, at in receipts.record(index, (at - origin).nanoseconds) }
                 }
@@ -137,7 +125,8 @@ public struct FanoutBenchmark: Sendable {
         let before = try await fanoutCounter(headers: headers)
         progress("sending to the topic")
         let sent = ContinuousClock.now
-        let result = try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+        let result = try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
+            connection in
             try await connection.request(
                 .POST, "/v1/projects/\(projectID)/messages:send", headers: headers,
                 body: Array(#"{"message":{"topic":"bench-fanout","data":{"bench":"fanout"}}}"#.utf8))
@@ -170,7 +159,8 @@ public struct FanoutBenchmark: Sendable {
 
     /// The server's count of fanout deliveries, from `/metrics`.
     private func fanoutCounter(headers: [(String, String)]) async throws -> Double {
-        let result = try await HTTPConnection.with(host: options.server.host, port: options.server.port) { connection in
+        let result = try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
+            connection in
             try await connection.request(.GET, "/metrics")
         }
         let text = String(decoding: result.body, as: UTF8.self)

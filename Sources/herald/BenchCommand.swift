@@ -27,14 +27,29 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
-    struct Fanout: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "A topic send to N subscribers of which M are connected: accept time, delivery rates, peak RSS.")
-
+    /// The options of benchmarks that register and connect devices of a project.
+    struct TargetOptions: ParsableArguments {
         @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
         @Option(help: "A service-account key file of the project.") var credentials: String
         @Option(name: .customLong("api-key"), help: "The project's API key, to register devices.") var apiKey: String
         @OptionGroup var gatewayOptions: GatewayOptions
+
+        func target() throws -> BenchTarget {
+            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            let (host, port) = try gatewayOptions.endpoint()
+            var account = try ServiceAccountCredentials(keyFile: credentials)
+            account.tokenURI = base.origin + "/token"
+            return BenchTarget(
+                server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
+                tls: try gatewayOptions.tls())
+        }
+    }
+
+    struct Fanout: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "A topic send to N subscribers of which M are connected: accept time, delivery rates, peak RSS.")
+
+        @OptionGroup var targetOptions: TargetOptions
         @Option(help: "Subscribed app instances.") var subscribers = 100_000
         @Option(help: "How many of them are connected devices.") var connected = 10_000
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its peak RSS.") var serverPID:
@@ -42,15 +57,10 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
-            let (host, port) = try gatewayOptions.endpoint()
-            var account = try ServiceAccountCredentials(keyFile: credentials)
-            account.tokenURI = base.origin + "/token"
             let benchmark = FanoutBenchmark(
                 options: .init(
-                    server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
-                    tls: try gatewayOptions.tls(), subscribers: subscribers, connected: connected, serverPID: serverPID)
-            )
+                    target: try targetOptions.target(), subscribers: subscribers, connected: connected,
+                    serverPID: serverPID))
             let quiet = json
             let report = try await benchmark.run { line in if !quiet { print(line) } }
             if json {
@@ -60,11 +70,12 @@ struct BenchCommand: AsyncParsableCommand {
             print(
                 "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
             )
+            let accept = String(format: "%.2f", report.acceptMilliseconds)
+            let allQueued = String(format: "%.2f", report.allQueuedSeconds)
+            let rss = report.peakRSSKB.map { "\($0) kB" } ?? "-"
             print(
-                "\(report.subscribers)   \(report.connected)   \(String(format: "%.2f", report.acceptMilliseconds))   "
-                    + "\(report.connectedReceived)   \(Int(report.connectedPerSecond))   "
-                    + "\(String(format: "%.2f", report.allQueuedSeconds))   \(Int(report.overallPerSecond))   "
-                    + "\(report.peakRSSKB.map { "\($0) kB" } ?? "-")")
+                "\(report.subscribers)   \(report.connected)   \(accept)   \(report.connectedReceived)   "
+                    + "\(Int(report.connectedPerSecond))   \(allQueued)   \(Int(report.overallPerSecond))   \(rss)")
         }
     }
 
@@ -108,24 +119,15 @@ struct BenchCommand: AsyncParsableCommand {
             commandName: "e2e",
             abstract: "Latency from a send request to receipt on connected devices, at a fixed rate.")
 
-        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
-        @Option(help: "A service-account key file of the project.") var credentials: String
-        @Option(name: .customLong("api-key"), help: "The project's API key, to register devices.") var apiKey: String
-        @OptionGroup var gatewayOptions: GatewayOptions
+        @OptionGroup var targetOptions: TargetOptions
         @Option(help: "Messages per second.") var rate = 1000
         @Option(help: "How long to send, in seconds.") var seconds = 10.0
         @Option(help: "How many devices share the messages.") var devices = 300
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
-            let (host, port) = try gatewayOptions.endpoint()
-            var account = try ServiceAccountCredentials(keyFile: credentials)
-            account.tokenURI = base.origin + "/token"
             let benchmark = EndToEndBenchmark(
-                options: .init(
-                    server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
-                    tls: try gatewayOptions.tls(), rate: rate, seconds: seconds, devices: devices))
+                options: .init(target: try targetOptions.target(), rate: rate, seconds: seconds, devices: devices))
             let quiet = json
             let report = try await benchmark.run { line in if !quiet { print(line) } }
             if json {
