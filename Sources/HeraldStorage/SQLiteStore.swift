@@ -15,6 +15,9 @@ public final class SQLiteStore: HeraldStore {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            // Reads through a memory map and a 64 MiB page cache instead of a system call per page.
+            try db.execute(sql: "PRAGMA mmap_size = 268435456")
+            try db.execute(sql: "PRAGMA cache_size = -65536")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
@@ -323,7 +326,7 @@ public final class SQLiteStore: HeraldStore {
             let chunk = Array(tokens[start..<min(start + 500, tokens.count)])
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
             for row in try Row.fetchAll(
-                db, sql: "SELECT * FROM device_queue WHERE token IN (\(marks)) ORDER BY sequence",
+                db, sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE token IN (\(marks)) ORDER BY sequence",
                 arguments: StatementArguments(chunk))
             {
                 let entry = Self.queued(row)
@@ -380,14 +383,19 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// The queue columns in the order `queued(_:)` reads them by position (faster than by name).
+    static let queueColumns = """
+        sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at, \
+        collapse_key, is_high_priority, app_id, analytics_label, deleted_count
+        """
+
     private static func queued(_ row: Row) -> QueuedMessage {
         QueuedMessage(
-            sequence: row["sequence"], androidID: UInt64(bitPattern: row["android_id"]), token: row["token"],
-            persistentID: row["persistent_id"], messageID: row["message_id"], projectID: row["project_id"],
-            stanza: Array(row["stanza"] as Data), createdAt: Timestamp(milliseconds: row["created_at"]),
-            expiresAt: Timestamp(milliseconds: row["expires_at"]), collapseKey: row["collapse_key"],
-            isHighPriority: row["is_high_priority"], appID: row["app_id"], analyticsLabel: row["analytics_label"],
-            deletedCount: row["deleted_count"])
+            sequence: row[0], androidID: UInt64(bitPattern: row[1]), token: row[2], persistentID: row[3],
+            messageID: row[4], projectID: row[5], stanza: Array(row[6] as Data),
+            createdAt: Timestamp(milliseconds: row[7]),
+            expiresAt: Timestamp(milliseconds: row[8]), collapseKey: row[9], isHighPriority: row[10], appID: row[11],
+            analyticsLabel: row[12], deletedCount: row[13])
     }
 
     public func message(id: String) async throws -> StoredMessage? {
@@ -454,8 +462,10 @@ public final class SQLiteStore: HeraldStore {
 
     public func registration(token: String) async throws -> Registration? {
         try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM registrations WHERE token = ?", arguments: [token])
-                .map(Self.registration)
+            try Row.fetchOne(
+                db, sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ?", arguments: [token]
+            )
+            .map(Self.registration)
         }
     }
 
@@ -464,7 +474,7 @@ public final class SQLiteStore: HeraldStore {
             try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT * FROM registrations WHERE project_id = ? AND installation_id = ?
+                    SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND installation_id = ?
                     ORDER BY created_at DESC, token DESC LIMIT 1
                     """,
                 arguments: [projectID, installationID]
@@ -475,7 +485,9 @@ public final class SQLiteStore: HeraldStore {
     public func registrations(androidID: UInt64) async throws -> [Registration] {
         try await pool.read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM registrations WHERE android_id = ? AND deleted_at IS NULL ORDER BY token",
+                db,
+                sql:
+                    "SELECT \(Self.registrationColumns) FROM registrations WHERE android_id = ? AND deleted_at IS NULL ORDER BY token",
                 arguments: [Int64(bitPattern: androidID)]
             ).map(Self.registration)
         }
@@ -485,14 +497,17 @@ public final class SQLiteStore: HeraldStore {
         try await write { db in
             guard
                 let row = try Row.fetchOne(
-                    db, sql: "SELECT * FROM registrations WHERE token = ? AND deleted_at IS NULL", arguments: [token])
+                    db,
+                    sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ? AND deleted_at IS NULL",
+                    arguments: [token])
             else { return nil }
             var registration = Self.registration(row)
             registration.deletedAt = time
             try db.execute(
                 sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
             let discarded = try Row.fetchAll(
-                db, sql: "SELECT * FROM device_queue WHERE token = ? AND deleted_count = 0", arguments: [token]
+                db, sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE token = ? AND deleted_count = 0",
+                arguments: [token]
             ).map(Self.queued)
             try db.execute(sql: "DELETE FROM device_queue WHERE token = ?", arguments: [token])
             try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
@@ -574,7 +589,7 @@ public final class SQLiteStore: HeraldStore {
             try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM device_queue WHERE android_id = ? AND sequence > ? AND expires_at > ?
+                    SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND sequence > ? AND expires_at > ?
                     \(highPriorityOnly ? "AND is_high_priority = 1" : "")
                     ORDER BY sequence LIMIT ?
                     """,
@@ -590,7 +605,8 @@ public final class SQLiteStore: HeraldStore {
             for id in persistentIDs {
                 guard
                     let row = try Row.fetchOne(
-                        db, sql: "SELECT * FROM device_queue WHERE android_id = ? AND persistent_id = ?",
+                        db,
+                        sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND persistent_id = ?",
                         arguments: [Int64(bitPattern: androidID), id])
                 else { continue }
                 let entry = Self.queued(row)
@@ -605,7 +621,8 @@ public final class SQLiteStore: HeraldStore {
     public func deleteExpired(now: Timestamp, limit: Int) async throws -> Int {
         try await write { db in
             let expired = try Row.fetchAll(
-                db, sql: "SELECT * FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
+                db,
+                sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
                 arguments: [now.milliseconds, limit]
             ).map(Self.queued)
             for entry in expired {
@@ -726,7 +743,7 @@ public final class SQLiteStore: HeraldStore {
                 return try Row.fetchAll(
                     db,
                     sql: """
-                        SELECT * FROM registrations WHERE token IN (
+                        SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
                             SELECT DISTINCT token FROM topic_subscriptions
                             WHERE project_id = ? AND topic IN (\(marks)) AND token > ?
                             ORDER BY token LIMIT ?)
@@ -739,7 +756,7 @@ public final class SQLiteStore: HeraldStore {
             return try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
+                    SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
                     AND token > ? ORDER BY token LIMIT ?
                     """,
                 arguments: [projectID, cursor, limit]
@@ -920,21 +937,26 @@ public final class SQLiteStore: HeraldStore {
             settings: try JSONDecoder().decode(ProjectSettings.self, from: Data(settingsText.utf8)))
     }
 
+    /// The registration columns in the order `registration(_:)` reads them by position.
+    static let registrationColumns = """
+        token, kind, project_id, sender, app_id, subtype, platform, android_id, installation_id, p256dh, auth, coding, \
+        created_at, deleted_at
+        """
+
     private static func registration(_ row: Row) -> Registration {
-        let p256dh: Data? = row["p256dh"]
-        let auth: Data? = row["auth"]
-        let coding: String? = row["coding"]
+        let p256dh: Data? = row[9]
+        let auth: Data? = row[10]
+        let coding: String? = row[11]
         var keys: WebPushKeys?
         if let p256dh, let auth {
             keys = WebPushKeys(p256dh: Array(p256dh), auth: Array(auth), coding: coding ?? "aesgcm")
         }
         return Registration(
-            token: row["token"], kind: Registration.Kind(rawValue: row["kind"]) ?? .app, projectID: row["project_id"],
-            sender: row["sender"], appID: row["app_id"], subtype: row["subtype"],
-            platform: Platform(rawValue: row["platform"]) ?? .android, androidID: UInt64(bitPattern: row["android_id"]),
-            installationID: row["installation_id"], webKeys: keys,
-            createdAt: Timestamp(milliseconds: row["created_at"]),
-            deletedAt: (row["deleted_at"] as Int64?).map { Timestamp(milliseconds: $0) })
+            token: row[0], kind: Registration.Kind(rawValue: row[1]) ?? .app, projectID: row[2], sender: row[3],
+            appID: row[4], subtype: row[5], platform: Platform(rawValue: row[6]) ?? .android,
+            androidID: UInt64(bitPattern: row[7]), installationID: row[8], webKeys: keys,
+            createdAt: Timestamp(milliseconds: row[12]),
+            deletedAt: (row[13] as Int64?).map { Timestamp(milliseconds: $0) })
     }
 
     private static func key(_ row: Row) -> ServiceAccountKey {
