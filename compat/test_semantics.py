@@ -112,3 +112,21 @@ def test_L6_after_uninstall_every_send_is_unregistered(herald, app, tmp_path):
     assert device.process.wait(timeout=10) == 0
     with pytest.raises(messaging.UnregisteredError):
         send(app, token, data={"after": "uninstall"})
+
+
+def test_L7_herald_stats_reports_what_was_accepted_and_delivered(herald, app, tmp_path):
+    device = Device(herald, tmp_path / "l7.json")
+    try:
+        name = send(app, device.token, data={"counted": "yes"}, fcm_options=messaging.FCMOptions(analytics_label="stats"))
+        assert device.message()["id"] == name
+        marker = send(app, device.token, data={"marker": "yes"})
+        assert device.message()["id"] == marker  # the first one is acknowledged by now
+    finally:
+        device.stop()
+    lines = herald.cli("stats", "compat-semantics", "--app", "com.example.semantics").splitlines()
+    header = lines[0].split("\t")
+    rows = [dict(zip(header, line.split("\t"))) for line in lines[1:]]
+    labelled = [row for row in rows if row["label"] == "stats"]
+    assert len(labelled) == 1
+    assert labelled[0]["accepted"] == "1"
+    assert labelled[0]["delivered"] == "1"

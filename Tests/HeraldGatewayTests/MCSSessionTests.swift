@@ -1,0 +1,138 @@
+import HeraldCore
+import HeraldGateway
+import HeraldProtocol
+import Testing
+
+/// The MCS session state machine, driven by events with a manual clock and no sockets.
+@Suite struct MCSSessionTests {
+    let start = Timestamp(seconds: 1_800_000_000)
+
+    func configuration(heartbeat: Int = 60) -> GatewayConfiguration {
+        var configuration = GatewayConfiguration()
+        configuration.heartbeatSeconds = heartbeat
+        configuration.maximumInFlight = 2
+        return configuration
+    }
+
+    func loggedIn(_ session: inout MCSSession, received: [String] = []) -> [MCSSession.Action] {
+        let login = MCSFrame.login(
+            androidID: 7, securityToken: 9, receivedPersistentIDs: received, heartbeatSeconds: 20)
+        #expect(session.received(login, now: start) == [.authenticate(androidID: 7, securityToken: 9)])
+        return session.authenticated(true, now: start)
+    }
+
+    func sentFrames(_ actions: [MCSSession.Action]) -> [MCSFrame] {
+        actions.compactMap { if case .send(let frame) = $0 { return frame } else { return nil } }
+    }
+
+    func message(_ sequence: Int64, high: Bool = false) -> QueuedMessage {
+        var stanza = McsProto_DataMessageStanza()
+        stanza.from = "1"
+        stanza.category = "app"
+        return QueuedMessage(
+            sequence: sequence, androidID: 7, token: "t", persistentID: "p\(sequence)", messageID: "m\(sequence)",
+            projectID: "p", stanza: try! stanza.serializedBytes(), createdAt: start,
+            expiresAt: start.adding(seconds: 60),
+            isHighPriority: high)
+    }
+
+    @Test func aLoginIsCheckedThenAnsweredAndTheQueueIsRead() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        let actions = loggedIn(&session, received: ["old"])
+        let response = try sentFrames(actions)[0].decode(as: McsProto_LoginResponse.self)
+        #expect(!response.hasError)
+        #expect(response.heartbeatConfig.intervalMs == 20_000)
+        #expect(actions.contains(.acknowledge(["old"])))
+        #expect(actions.last == .loadPending(after: 0, limit: 2, highPriorityOnly: false))
+        #expect(session.androidID == 7)
+    }
+
+    @Test func aRefusedLoginGetsAnErrorAndACloseAndNothingElse() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = session.received(MCSFrame.login(androidID: 7, securityToken: 1), now: start)
+        let actions = session.authenticated(false, now: start)
+        #expect(try sentFrames(actions)[0].decode(as: McsProto_LoginResponse.self).error.code == 401)
+        #expect(actions.last == .close(reason: "authentication failed"))
+        #expect(session.isClosed)
+        #expect(session.wake().isEmpty)
+    }
+
+    @Test func aFirstFrameOtherThanALoginIsAStreamError() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        let actions = session.received(MCSFrame(tag: .heartbeatPing, payload: []), now: start)
+        #expect(sentFrames(actions).first?.tag == .streamErrorStanza)
+        #expect(session.isClosed)
+    }
+
+    @Test func L4_loadedMessagesGoOutWithTheirPersistentIDsWithinTheInFlightWindow() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        let actions = session.loaded([message(1), message(2)], requested: 2, now: start)
+        let frames = sentFrames(actions)
+        #expect(try frames.map { try $0.decode(as: McsProto_DataMessageStanza.self).persistentID } == ["p1", "p2"])
+        // The window is full: a wake-up reads nothing until an acknowledgement frees room.
+        #expect(!actions.contains { if case .loadPending = $0 { return true } else { return false } })
+        #expect(session.wake().isEmpty)
+        let acked = session.received(MCSFrame.selectiveAck(["p1"]), now: start)
+        #expect(acked.first == .acknowledge(["p1"]))
+        #expect(acked.contains(.loadPending(after: 2, limit: 1, highPriorityOnly: false)))
+    }
+
+    @Test func D4_aDozingDeviceIsOfferedHighPriorityOnlyUntilItWakes() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        #expect(session.received(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"), now: start).isEmpty)
+        #expect(session.wake() == [.loadPending(after: 0, limit: 2, highPriorityOnly: true)])
+        let sent = session.loaded([message(1), message(2, high: true)], requested: 2, now: start)
+        #expect(sentFrames(sent).count == 1)
+        #expect(sent.last == .loadPending(after: 2, limit: 1, highPriorityOnly: true))
+        // Waking while that read is under way: the read answers first, then the normal ones are read.
+        #expect(session.received(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "awake"), now: start).isEmpty)
+        #expect(
+            session.loaded([], requested: 1, now: start) == [.loadPending(after: 0, limit: 1, highPriorityOnly: false)])
+    }
+
+    @Test func N2_idleConnectionsArePingedAndSilentOnesClosed() {
+        var session = MCSSession(configuration: configuration(heartbeat: 60), now: start)
+        _ = loggedIn(&session)
+        #expect(session.tick(now: start.adding(seconds: 10)).isEmpty)
+        #expect(sentFrames(session.tick(now: start.adding(seconds: 21))).first?.tag == .heartbeatPing)
+        let dead = session.tick(now: start.adding(seconds: 2 * 20 + 11))
+        #expect(dead == [.close(reason: "no heartbeat")])
+    }
+
+    @Test func aPingIsAnsweredAndALoginThatNeverComesTimesOut() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        #expect(
+            sentFrames(session.received(MCSFrame(tag: .heartbeatPing, payload: []), now: start)).first?.tag
+                == .heartbeatAck)
+        var idle = MCSSession(configuration: configuration(), now: start)
+        #expect(idle.tick(now: start.adding(seconds: 31)) == [.close(reason: "login timeout")])
+    }
+
+    @Test func receiptsUnregisteringAndReplacementBecomeActions() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        #expect(
+            session.received(MCSFrame.heraldExtension(MCSFrame.receiptExtension, "opened m1"), now: start)
+                == [.recordReceipt(.opened, messageID: "m1")])
+        #expect(
+            session.received(MCSFrame.heraldExtension(MCSFrame.unregisterExtension, "tok"), now: start)
+                == [.unregister(token: "tok")])
+        let replaced = session.replaced()
+        #expect(sentFrames(replaced).first?.tag == .close)
+        #expect(session.isClosed)
+    }
+
+    @Test func D1_aDeletionSignalCarriesItsCount() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        var signal = message(1)
+        signal.deletedCount = 101
+        let stanza = try sentFrames(session.loaded([signal], requested: 2, now: start))[0].decode(
+            as: McsProto_DataMessageStanza.self)
+        #expect(stanza.appData.contains { $0.key == "total_deleted" && $0.value == "101" })
+    }
+}
