@@ -24,6 +24,7 @@ public final class DeviceGateway: Sendable {
     private let logger: Logger
     private let tls: NIOSSLContext?
     private let connections = ConnectionTable()
+    private let acknowledgements: AcknowledgementBatcher
     private let boundPorts: Mutex<[Int]> = Mutex([])
 
     public init(
@@ -36,6 +37,7 @@ public final class DeviceGateway: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
+        acknowledgements = AcknowledgementBatcher(store: store, metrics: metrics, logger: logger)
         switch configuration.security {
         case .plaintext:
             tls = nil
@@ -68,6 +70,13 @@ public final class DeviceGateway: Sendable {
         await onListening(ports)
         try await withThrowingDiscardingTaskGroup { group in
             group.addTask { try await self.tickConnections() }
+            group.addTask {
+                await withTaskCancellationHandler {
+                    await self.acknowledgements.run()
+                } onCancel: {
+                    self.acknowledgements.finish()
+                }
+            }
             for server in servers {
                 group.addTask {
                     try await withThrowingDiscardingTaskGroup { connections in
@@ -172,8 +181,7 @@ public final class DeviceGateway: Sendable {
                                 actions.append(contentsOf: session.authenticated(accepted, now: clock.now()))
                             case .acknowledge(let ids):
                                 if let androidID = session.androidID {
-                                    let removed = try await store.acknowledge(androidID: androidID, persistentIDs: ids)
-                                    metrics.increment("herald_messages_delivered_total", by: removed)
+                                    await acknowledgements.submit(androidID: androidID, persistentIDs: ids)
                                 }
                             case .loadPending(let after, let limit, let highPriorityOnly):
                                 guard let androidID = session.androidID else { continue }

@@ -114,6 +114,11 @@ public protocol HeraldStore: Sendable {
     @discardableResult
     func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int
 
+    /// Acknowledges messages of many devices in one transaction (the gateway's group
+    /// commit); answers how many entries were removed.
+    @discardableResult
+    func acknowledge(batch: [UInt64: [String]]) async throws -> Int
+
     /// Deletes up to `limit` queue entries whose time to live has passed, counting them
     /// expired (SEMANTICS D5); answers how many were deleted.
     func deleteExpired(now: Timestamp, limit: Int) async throws -> Int

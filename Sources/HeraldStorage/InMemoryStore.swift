@@ -215,6 +215,10 @@ public actor InMemoryStore: HeraldStore {
         return removed.count
     }
 
+    public func acknowledge(batch: [UInt64: [String]]) -> Int {
+        batch.reduce(0) { $0 + acknowledge(androidID: $1.key, persistentIDs: $1.value) }
+    }
+
     public func deleteExpired(now: Timestamp, limit: Int) -> Int {
         let expired = Array(queue.filter { $0.expiresAt <= now }.prefix(limit))
         let sequences = Set(expired.map(\.sequence))

@@ -599,19 +599,25 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int {
-        guard !persistentIDs.isEmpty else { return 0 }
+        try await acknowledge(batch: [androidID: persistentIDs])
+    }
+
+    public func acknowledge(batch: [UInt64: [String]]) async throws -> Int {
+        guard batch.values.contains(where: { !$0.isEmpty }) else { return 0 }
         return try await write { db in
             var removed: [QueuedMessage] = []
-            for id in persistentIDs {
-                guard
-                    let row = try Row.fetchOne(
-                        db,
-                        sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND persistent_id = ?",
-                        arguments: [Int64(bitPattern: androidID), id])
-                else { continue }
-                let entry = Self.queued(row)
-                try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
-                removed.append(entry)
+            let select = try db.cachedStatement(
+                sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND persistent_id = ?")
+            let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
+            for (androidID, ids) in batch {
+                for id in ids {
+                    guard let row = try Row.fetchOne(select, arguments: [Int64(bitPattern: androidID), id]) else {
+                        continue
+                    }
+                    let entry = Self.queued(row)
+                    try delete.execute(arguments: [entry.sequence])
+                    removed.append(entry)
+                }
             }
             try Self.record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) }, db)
             return removed.count

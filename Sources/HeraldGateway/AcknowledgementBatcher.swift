@@ -1,0 +1,57 @@
+import HeraldDelivery
+import HeraldStorage
+import Logging
+
+/// Group commit for acknowledgements: devices acknowledge one message at a time, and
+/// each would be a write transaction of its own. Acknowledgements that arrive while a
+/// batch is being written go into the next batch, so under load one transaction carries
+/// many devices' acknowledgements. A lost acknowledgement only means a redelivery, which
+/// the SDK drops by message id.
+actor AcknowledgementBatcher {
+    private let store: any HeraldStore
+    private let metrics: HeraldMetrics
+    private let logger: Logger
+    private var pending: [UInt64: [String]] = [:]
+    private let signals: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
+
+    init(store: any HeraldStore, metrics: HeraldMetrics, logger: Logger) {
+        self.store = store
+        self.metrics = metrics
+        self.logger = logger
+        (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Adds acknowledgements to the next batch.
+    func submit(androidID: UInt64, persistentIDs: [String]) {
+        pending[androidID, default: []] += persistentIDs
+        signal.yield()
+    }
+
+    /// Writes batches until cancelled; what is pending then is written first.
+    func run() async {
+        for await _ in signals {
+            await flush()
+        }
+        await flush()
+    }
+
+    /// Writes everything pending, batch by batch.
+    func flush() async {
+        while !pending.isEmpty {
+            let batch = pending
+            pending = [:]
+            do {
+                let removed = try await store.acknowledge(batch: batch)
+                metrics.increment("herald_messages_delivered_total", by: removed)
+            } catch {
+                logger.warning("acknowledgements not written", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Stops the loop once what is pending is written.
+    nonisolated func finish() {
+        signal.finish()
+    }
+}
