@@ -51,6 +51,10 @@ public struct MCSSession: Sendable {
     private var highSentThrough: Int64 = 0
     private var isLoading = false
     private var wantsReload = false
+    /// Whether the queue may hold messages not yet read: true after a wake-up or a full
+    /// page, false after a read that came back short. Acknowledgements read again only
+    /// when it is true.
+    private var mayHaveMore = true
     /// Whether the device reported that it dozes (SEMANTICS D4).
     public private(set) var isDozing = false
 
@@ -149,7 +153,8 @@ public struct MCSSession: Sendable {
             actions.append(action)
             inFlight[message.persistentID] = message.sequence
         }
-        if messages.count >= limit || wantsReload {
+        mayHaveMore = messages.count >= limit || wantsReload
+        if mayHaveMore {
             actions += requestLoad()
         }
         return actions
@@ -158,6 +163,7 @@ public struct MCSSession: Sendable {
     /// The device's queue may hold new messages.
     public mutating func wake() -> [Action] {
         guard case .established = phase else { return [] }
+        mayHaveMore = true
         return requestLoad()
     }
 
@@ -260,7 +266,7 @@ public struct MCSSession: Sendable {
                 return fail("bad-request", "malformed SelectiveAck")
             }
             for id in ack.id { inFlight[id] = nil }
-            return [.acknowledge(ack.id)] + requestLoad()
+            return [.acknowledge(ack.id)] + (mayHaveMore ? requestLoad() : [])
         case MCSFrame.deviceStateExtension:
             switch text {
             case "doze":
@@ -269,6 +275,7 @@ public struct MCSSession: Sendable {
                 return []
             case "awake":
                 isDozing = false
+                mayHaveMore = true
                 return requestLoad()
             default:
                 return fail("bad-request", "unknown device state")

@@ -135,4 +135,14 @@ import Testing
             as: McsProto_DataMessageStanza.self)
         #expect(stanza.appData.contains { $0.key == "total_deleted" && $0.value == "101" })
     }
+
+    @Test func anAcknowledgementReadsTheQueueAgainOnlyWhenItMayHoldMore() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        // A short read: the queue is drained, so acknowledging reads nothing.
+        _ = session.loaded([message(1)], requested: 2, now: start)
+        #expect(session.received(MCSFrame.selectiveAck(["p1"]), now: start) == [.acknowledge(["p1"])])
+        // A wake-up means there may be more again.
+        #expect(session.wake() == [.loadPending(after: 1, limit: 2, highPriorityOnly: false)])
+    }
 }
