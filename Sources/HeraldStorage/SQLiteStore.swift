@@ -15,9 +15,6 @@ public final class SQLiteStore: HeraldStore {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
-            // A 64 MiB page cache per connection; memory-mapped reads were measured to be slower
-            // here, as the growing file is remapped under steady writes.
-            try db.execute(sql: "PRAGMA cache_size = -65536")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
