@@ -23,3 +23,42 @@ public struct BenchTarget: Sendable {
         self.tls = tls
     }
 }
+
+/// A registered app instance a benchmark can connect as.
+public struct BenchInstance: Sendable {
+    public var androidID: UInt64
+    public var securityToken: UInt64
+    public var token: String
+}
+
+extension BenchTarget {
+    /// Checks in and registers `count` Android app instances of the project, over
+    /// `workers` parallel HTTP connections.
+    public func registerInstances(_ count: Int, workers: Int = 16) async throws -> [BenchInstance] {
+        let registrar = DeviceRegistrar(server: server)
+        let installation = try await registrar.install(
+            projectID: credentials.projectID, apiKey: apiKey, appID: "herald-bench")
+        return try await withThrowingTaskGroup(of: [BenchInstance].self) { group in
+            for worker in 0..<workers {
+                let share = count / workers + (worker < count % workers ? 1 : 0)
+                group.addTask {
+                    var made: [BenchInstance] = []
+                    for _ in 0..<share {
+                        let (androidID, securityToken) = try await registrar.checkin(existing: nil)
+                        let token = try await registrar.register3(
+                            androidID: androidID, securityToken: securityToken,
+                            fields: [
+                                ("app", "com.herald.bench"), ("device", String(androidID)),
+                                ("sender", installation.projectNumber),
+                            ])
+                        made.append(BenchInstance(androidID: androidID, securityToken: securityToken, token: token))
+                    }
+                    return made
+                }
+            }
+            var all: [BenchInstance] = []
+            for try await made in group { all += made }
+            return all
+        }
+    }
+}

@@ -49,31 +49,20 @@ public struct EndToEndBenchmark: Sendable {
 
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
-        let registrar = DeviceRegistrar(server: options.target.server)
         let projectID = options.target.credentials.projectID
-        let installation = try await registrar.install(
-            projectID: projectID, apiKey: options.target.apiKey, appID: "herald-bench")
         let total = Int(Double(options.rate) * options.seconds)
         let origin = ContinuousClock.now
         let receipts = Timeline(count: total)
         let sends = Timeline(count: total)
         progress("registering and connecting \(options.devices) devices")
-        var tokens: [String] = []
+        let instances = try await options.target.registerInstances(options.devices)
+        let tokens = instances.map(\.token)
         var channels: [any Channel] = []
-        for _ in 0..<options.devices {
-            let (androidID, securityToken) = try await registrar.checkin(existing: nil)
-            tokens.append(
-                try await registrar.register3(
-                    androidID: androidID, securityToken: securityToken,
-                    fields: [
-                        ("app", "com.herald.bench"), ("device", String(androidID)),
-                        ("sender", installation.projectNumber),
-                    ]))
+        for instance in instances {
             channels.append(
                 try await BenchDevice.connect(
                     host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
-                    tls: options.target.tls,
-                    androidID: androidID, securityToken: securityToken
+                    tls: options.target.tls, androidID: instance.androidID, securityToken: instance.securityToken
                 ) { stanza, at in
                     if let sequence = stanza.appData.first(where: { $0.key == "seq" }).flatMap({ Int($0.value) }) {
                         receipts.record(sequence, (at - origin).nanoseconds)

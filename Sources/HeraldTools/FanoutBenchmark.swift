@@ -57,34 +57,9 @@ public struct FanoutBenchmark: Sendable {
 
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
-        let registrar = DeviceRegistrar(server: options.target.server)
         let projectID = options.target.credentials.projectID
-        let installation = try await registrar.install(
-            projectID: projectID, apiKey: options.target.apiKey, appID: "herald-bench")
         progress("registering \(options.subscribers) app instances")
-        let devices = try await withThrowingTaskGroup(of: [(UInt64, UInt64, String)].self) { group in
-            let workers = 16
-            for worker in 0..<workers {
-                let count = options.subscribers / workers + (worker < options.subscribers % workers ? 1 : 0)
-                group.addTask {
-                    var made: [(UInt64, UInt64, String)] = []
-                    for _ in 0..<count {
-                        let (id, secret) = try await registrar.checkin(existing: nil)
-                        let token = try await registrar.register3(
-                            androidID: id, securityToken: secret,
-                            fields: [
-                                ("app", "com.herald.bench"), ("device", String(id)),
-                                ("sender", installation.projectNumber),
-                            ])
-                        made.append((id, secret, token))
-                    }
-                    return made
-                }
-            }
-            var all: [(UInt64, UInt64, String)] = []
-            for try await made in group { all += made }
-            return all
-        }
+        let devices = try await options.target.registerInstances(options.subscribers)
         let accessToken = try await options.target.credentials.accessToken()
         let headers = [
             ("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json"),
@@ -94,7 +69,7 @@ public struct FanoutBenchmark: Sendable {
         try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
             connection in
             for start in stride(from: 0, to: devices.count, by: 1000) {
-                let tokens = devices[start..<min(start + 1000, devices.count)].map { "\"\($0.2)\"" }.joined(
+                let tokens = devices[start..<min(start + 1000, devices.count)].map { "\"\($0.token)\"" }.joined(
                     separator: ",")
                 let body = #"{"to":"/topics/bench-fanout","registration_tokens":[\#(tokens)]}"#
                 let result = try await connection.request(
@@ -114,7 +89,7 @@ public struct FanoutBenchmark: Sendable {
                     try await BenchDevice.connect(
                         host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
                         tls: options.target.tls,
-                        androidID: device.0, securityToken: device.1
+                        androidID: device.androidID, securityToken: device.securityToken
                     ) { _, at in receipts.record(index, (at - origin).nanoseconds) }
                 }
                 if index % 200 == 199 { channels.append(try await group.next()!) }
