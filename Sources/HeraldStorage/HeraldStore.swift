@@ -120,7 +120,8 @@ public protocol HeraldStore: Sendable {
     func acknowledge(batch: [UInt64: [String]]) async throws -> Int
 
     /// Deletes up to `limit` queue entries whose time to live has passed, counting them
-    /// expired (SEMANTICS D5); answers how many were deleted.
+    /// expired (SEMANTICS D5), and up to `limit` message records past their time to live,
+    /// so that the store does not grow without end; answers how many queue entries were deleted.
     func deleteExpired(now: Timestamp, limit: Int) async throws -> Int
 
     // MARK: Topics

@@ -220,6 +220,7 @@ public actor InMemoryStore: HeraldStore {
     }
 
     public func deleteExpired(now: Timestamp, limit: Int) -> Int {
+        for id in messages.values.filter({ $0.expiresAt <= now }).prefix(limit).map(\.id) { messages[id] = nil }
         let expired = Array(queue.filter { $0.expiresAt <= now }.prefix(limit))
         let sequences = Set(expired.map(\.sequence))
         queue.removeAll { sequences.contains($0.sequence) }

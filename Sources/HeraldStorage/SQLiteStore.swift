@@ -168,6 +168,9 @@ public final class SQLiteStore: HeraldStore {
                     CREATE INDEX registrations_project ON registrations(project_id, token);
                     """)
         }
+        migrator.registerMigration("v5-message-expiry") { db in
+            try db.execute(sql: "CREATE INDEX messages_expiry ON messages(expires_at)")
+        }
         return migrator
     }
 
@@ -623,6 +626,9 @@ public final class SQLiteStore: HeraldStore {
 
     public func deleteExpired(now: Timestamp, limit: Int) async throws -> Int {
         try await write { db in
+            try db.execute(
+                sql: "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= ? LIMIT ?)",
+                arguments: [now.milliseconds, limit])
             let expired = try Row.fetchAll(
                 db,
                 sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",

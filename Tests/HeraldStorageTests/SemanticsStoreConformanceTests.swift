@@ -94,6 +94,17 @@ func entry(
     }
 
     @Test(arguments: Backend.allCases)
+    func D5_messageRecordsPastTheirTTLAreSweptToo(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        var old = sampleMessage("old")
+        old.expiresAt = Timestamp(seconds: 150)
+        try await store.appendMessages([old, sampleMessage("current")])
+        _ = try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 100)
+        #expect(try await store.message(id: "old") == nil)
+        #expect(try await store.message(id: "current") != nil)
+    }
+
+    @Test(arguments: Backend.allCases)
     func L6_deletingARegistrationDiscardsItsQueueAndKeepsATombstone(_ backend: Backend) async throws {
         let store = try await prepared(backend)
         try await store.createRegistration(sampleRegistration("tok"))
