@@ -47,7 +47,9 @@ public enum Base64URL {
         return text
     }
 
-    /// Decodes URL-safe or standard base64, padded or not; nil when malformed.
+    /// Decodes URL-safe or standard base64, padded or not; nil when malformed or not in
+    /// canonical form (the unused bits of the last character must be zero), so that a
+    /// changed character can never decode to the same bytes.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var output: [UInt8] = []
         output.reserveCapacity(text.utf8.count * 3 / 4)
@@ -69,7 +71,7 @@ public enum Base64URL {
                 output.append(UInt8((buffer >> UInt32(bits)) & 0xFF))
             }
         }
-        guard bits < 6, padding <= 2 else { return nil }
+        guard bits < 6, padding <= 2, buffer & ((1 << UInt32(bits)) - 1) == 0 else { return nil }
         return output
     }
 

@@ -42,3 +42,21 @@ import Testing
         #expect(JSONValue.string("a\u{01}b\tc").rendered == #""a\u0001b\tc""#)
     }
 }
+
+@Suite struct Base64URLTests {
+    @Test func roundTripsEveryLength() {
+        for count in 0..<40 {
+            let bytes = (0..<count).map { UInt8(($0 * 37 + 11) % 256) }
+            #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
+            #expect(Base64URL.decode(Base64URL.encodePadded(bytes)) == bytes)
+        }
+    }
+
+    @Test func nonCanonicalTrailingBitsAreRefused() {
+        // "QQ" is the canonical encoding of [0x41]; "QR" differs only in unused bits.
+        #expect(Base64URL.decode("QQ") == [0x41])
+        #expect(Base64URL.decode("QR") == nil)
+        #expect(Base64URL.decode("Q") == nil)
+        #expect(Base64URL.decode("a b") == nil)
+    }
+}
