@@ -75,9 +75,6 @@ public struct MCSSession: Sendable {
     /// Whether the connection is finished.
     public var isClosed: Bool { phase == .closed }
 
-    /// The heartbeat interval agreed for this connection.
-    public var agreedHeartbeatSeconds: Int { heartbeatSeconds }
-
     // MARK: Events
 
     /// A frame arrived from the device.

@@ -8,8 +8,8 @@ public struct ServerConfiguration: Sendable {
     public var httpHost: String = "127.0.0.1"
     /// The HTTP port; 0 picks a free one. Default 8080.
     public var httpPort: Int = 8080
-    /// The URL clients reach this server at, written into key files. Default
-    /// `http://<httpHost>:<httpPort>`.
+    /// The URL clients reach this server at (behind a proxy, say), which key files must
+    /// name as their `token_uri` base; logged at start. Default `http://<httpHost>:<httpPort>`.
     public var publicURL: String?
     /// The device gateway (MCS). Default: port 5228 on `httpHost` with generated TLS
     /// certificates in `<dataDirectory>/tls`.
@@ -18,11 +18,6 @@ public struct ServerConfiguration: Sendable {
     public var sweepIntervalSeconds: Int = 30
 
     public init() {}
-
-    /// The public URL, or the one derived from the listen address.
-    public var effectivePublicURL: String {
-        publicURL ?? "http://\(httpHost):\(httpPort)"
-    }
 
     /// The gateway settings in force: the configured ones, or the defaults for this data directory.
     public var effectiveGateway: GatewayConfiguration {

@@ -89,8 +89,11 @@ struct Serve: AsyncParsableCommand {
         let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
         logger.info("data directory \(configuration.dataDirectory)")
         let host = httpHost
+        let publicURL = publicURL
         try await node.run { httpPort, gatewayPorts in
             logger.info("Herald HTTP API listening on http://\(host):\(httpPort), device gateway on \(gatewayPorts)")
+            // Key files must name this URL as their token_uri base (herald project create --public-url).
+            logger.info("clients reach Herald at \(publicURL ?? "http://\(host):\(httpPort)")")
         }
     }
 }
