@@ -19,15 +19,20 @@ public final class DeviceRegistry: Sendable {
         /// D6); false when the device cannot take it at once (it dozes and the message is
         /// not high priority).
         public var deliverNow: @Sendable (QueuedMessage) -> Bool
+        /// Tells the session an entry was stored in the device's queue, with its sequence,
+        /// so that it can send it without reading the queue back.
+        public var stored: @Sendable (QueuedMessage) -> Void
 
         public init(
             id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void,
-            deliverNow: @escaping @Sendable (QueuedMessage) -> Bool = { _ in false }
+            deliverNow: @escaping @Sendable (QueuedMessage) -> Bool = { _ in false },
+            stored: (@Sendable (QueuedMessage) -> Void)? = nil
         ) {
             self.id = id
             self.wake = wake
             self.replace = replace
             self.deliverNow = deliverNow
+            self.stored = stored ?? { _ in wake() }
         }
     }
 
@@ -53,6 +58,17 @@ public final class DeviceRegistry: Sendable {
     public func wake(androidID: UInt64) -> Bool {
         guard let connection = connections.withLock({ $0[androidID] }) else { return false }
         connection.wake()
+        return true
+    }
+
+    /// Tells the connection holding a device about entries just stored in its queue (the
+    /// `stored` rows of an `Enqueued`); false when no connection does.
+    @discardableResult
+    public func stored(_ entries: [QueuedMessage]) -> Bool {
+        guard let first = entries.first, let connection = connections.withLock({ $0[first.androidID] }) else {
+            return false
+        }
+        for entry in entries { connection.stored(entry) }
         return true
     }
 

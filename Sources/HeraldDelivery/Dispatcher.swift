@@ -104,10 +104,10 @@ public final class Dispatcher: Sendable {
             return id
         }
         let ttl = plan.entry.map { ($0.expiresAt.milliseconds - now.milliseconds) / 1000 } ?? 0
-        try await store.appendMessages(
+        let enqueued = try await store.appendMessages(
             [stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)],
             queue: plan.entry.map { [$0] } ?? [], limits: QueueLimits(project.settings), stats: plan.stats)
-        if plan.entry?.deletedCount == 0 { registry.wake(androidID: registration.androidID) }
+        if plan.entry?.deletedCount == 0, let outcome = enqueued.first { registry.stored(outcome.stored) }
         logger.debug(
             "message accepted",
             metadata: [

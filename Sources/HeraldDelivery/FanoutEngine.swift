@@ -144,16 +144,24 @@ public actor FanoutEngine {
         }
         if job.state == .queued { try await store.startFanout(messageID: job.messageID) }
         let cursor = currentCursor(job)
-        let candidates = try await audience(job, project: project, after: cursor)
+        let page: Page
+        if let prefetched, prefetched.messageID == job.messageID, prefetched.cursor == cursor {
+            page = try await prefetched.page.value
+        } else {
+            page = try await readPage(job, projectID: project.id, after: cursor)
+        }
+        prefetched = nil
         let now = clock.now()
         var entries: [QueuedMessage] = []
         var immediate: [QueuedMessage] = []
         var stats: [DeliveryStat] = []
+        let done = page.candidates < pageSize || job.expiresAt <= now
+        let next = page.lastToken ?? cursor
+        prefetchPage(after: job, next: next, finished: done)
         if job.expiresAt > now {
-            let targets = try await matching(candidates, job: job)
-            let connections = try await store.lastConnections(androidIDs: targets.map(\.androidID))
+            let connections = page.lastConnections
             var cache = DeliveryPlanner.StanzaCache()
-            for registration in targets {
+            for registration in page.targets {
                 // One id per app instance on the device, so that two apps of one device both get it.
                 let persistentID = job.messageID + "#" + registration.token.prefix(22)
                 guard
@@ -171,15 +179,13 @@ public actor FanoutEngine {
                 stats += plan.stats.filter { $0.counter != .accepted }
             }
         }
-        let done = candidates.count < pageSize || job.expiresAt <= now
-        let next = candidates.last?.token ?? cursor
         stats += immediate.map(planner.deliverNow)
-        try await store.storeFanoutPage(
+        let enqueued = try await store.storeFanoutPage(
             messageID: job.messageID, queue: entries, cursor: next, reached: entries.count + immediate.count,
             done: done,
             limits: QueueLimits(project.settings), stats: stats)
         cursors[job.messageID] = next
-        for entry in entries where entry.deletedCount == 0 { registry.wake(androidID: entry.androidID) }
+        for (entry, outcome) in zip(entries, enqueued) where entry.deletedCount == 0 { registry.stored(outcome.stored) }
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: entries.count + immediate.count)
         if done {
@@ -190,6 +196,45 @@ public actor FanoutEngine {
     }
 
     private var cursors: [String: String] = [:]
+
+    /// One page of a job's audience: how many candidates were read, the last one's token,
+    /// those the audience really includes, and their devices' last connections.
+    struct Page: Sendable {
+        var candidates: Int
+        var lastToken: String?
+        var targets: [Registration]
+        var lastConnections: [UInt64: Timestamp?]
+    }
+
+    /// The next page being read while the current one is written.
+    private var prefetched: (messageID: String, cursor: String, page: Task<Page, any Error>)?
+
+    /// Starts reading the page that comes after this turn, mirroring `step()`: the
+    /// project goes to the back of the line and the job to the back of its project's jobs.
+    private func prefetchPage(after job: FanoutJob, next: String, finished: Bool) {
+        let projectID = projectTurns.first ?? job.projectID
+        var candidate: FanoutJob?
+        if projectID == job.projectID {
+            let others = (running[projectID] ?? []).filter { $0.messageID != job.messageID }
+            candidate = others.first ?? (finished ? nil : job)
+        } else {
+            candidate = running[projectID]?.first
+        }
+        guard let candidate else { return }
+        let cursor = candidate.messageID == job.messageID ? next : currentCursor(candidate)
+        prefetched = (
+            candidate.messageID, cursor,
+            Task { try await self.readPage(candidate, projectID: candidate.projectID, after: cursor) }
+        )
+    }
+
+    private nonisolated func readPage(_ job: FanoutJob, projectID: String, after cursor: String) async throws -> Page {
+        let candidates = try await audience(job, projectID: projectID, after: cursor)
+        let targets = try await matching(candidates, job: job)
+        return Page(
+            candidates: candidates.count, lastToken: candidates.last?.token, targets: targets,
+            lastConnections: try await store.lastConnections(androidIDs: targets.map(\.androidID)))
+    }
 
     /// The message a job delivers: its stored body with the job's audience as target.
     static func message(of job: FanoutJob) -> HeraldCore.Message? {
@@ -208,21 +253,23 @@ public actor FanoutEngine {
     private func currentCursor(_ job: FanoutJob) -> String { cursors[job.messageID] ?? job.cursor }
 
     /// The next page of candidate registrations after `cursor`.
-    private func audience(_ job: FanoutJob, project: Project, after cursor: String) async throws -> [Registration] {
+    private nonisolated func audience(_ job: FanoutJob, projectID: String, after cursor: String) async throws
+        -> [Registration]
+    {
         switch job.audience {
         case .topic(let name):
-            return try await store.audience(projectID: project.id, topics: [name], after: cursor, limit: pageSize)
+            return try await store.audience(projectID: projectID, topics: [name], after: cursor, limit: pageSize)
         case .condition(let text):
             let condition = try Condition.parse(text)
             // A condition true with no subscriptions (`!'a' in topics`) reaches every app instance.
             let topics = condition.matches { _ in false } ? nil : Array(Set(condition.topicTerms)).sorted()
-            return try await store.audience(projectID: project.id, topics: topics, after: cursor, limit: pageSize)
+            return try await store.audience(projectID: projectID, topics: topics, after: cursor, limit: pageSize)
         case .deviceGroup(let key):
             let members =
-                try await store.deviceGroup(projectID: project.id, name: nil, notificationKey: key)?.members ?? []
+                try await store.deviceGroup(projectID: projectID, name: nil, notificationKey: key)?.members ?? []
             var registrations: [Registration] = []
             for token in members.sorted() where token > cursor {
-                if let registration = try await store.registration(token: token), registration.projectID == project.id,
+                if let registration = try await store.registration(token: token), registration.projectID == projectID,
                     registration.deletedAt == nil
                 {
                     registrations.append(registration)
@@ -235,7 +282,7 @@ public actor FanoutEngine {
 
     /// The candidates the job's audience really includes: for a condition, those whose
     /// subscriptions satisfy it; each app instance once, however many topics it matches.
-    private func matching(_ candidates: [Registration], job: FanoutJob) async throws -> [Registration] {
+    private nonisolated func matching(_ candidates: [Registration], job: FanoutJob) async throws -> [Registration] {
         guard case .condition(let text) = job.audience else { return candidates }
         let condition = try Condition.parse(text)
         var matched: [Registration] = []

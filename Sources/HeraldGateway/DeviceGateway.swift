@@ -130,6 +130,7 @@ public final class DeviceGateway: Sendable {
         case wake
         case replaced
         case deliverNow(QueuedMessage)
+        case stored(QueuedMessage)
     }
 
     private func serve(_ channel: NIOAsyncChannel<MCSFrame, MCSFrame>) async {
@@ -137,7 +138,9 @@ public final class DeviceGateway: Sendable {
         let connectionID = connections.add(continuation)
         metrics.increment("herald_gateway_connections_total")
         var session = MCSSession(configuration: configuration, now: clock.now())
-        let dozing = DozeFlag()
+        let dozing = SessionFlag()
+        // Set when the event stream was full and a wake was lost; the next tick wakes the session.
+        let missedWake = SessionFlag()
         do {
             try await channel.executeThenClose { inbound, outbound in
                 try await withThrowingTaskGroup(of: Void.self) { group in
@@ -156,6 +159,10 @@ public final class DeviceGateway: Sendable {
                     }
                     eventLoop: for await event in events {
                         var actions = Deque(react(to: event, session: &session))
+                        if case .tick = event, missedWake.isSet {
+                            missedWake.isSet = false
+                            actions.append(contentsOf: session.wake())
+                        }
                         defer { dozing.isSet = session.isDozing }
                         while let action = actions.popFirst() {
                             switch action {
@@ -167,7 +174,10 @@ public final class DeviceGateway: Sendable {
                                     devices.register(
                                         androidID: androidID,
                                         DeviceRegistry.Connection(
-                                            id: connectionID, wake: { continuation.yield(.wake) },
+                                            id: connectionID,
+                                            wake: {
+                                                if case .dropped = continuation.yield(.wake) { missedWake.isSet = true }
+                                            },
                                             replace: { continuation.yield(.replaced) },
                                             deliverNow: { message in
                                                 guard !dozing.isSet || message.isHighPriority else { return false }
@@ -175,6 +185,11 @@ public final class DeviceGateway: Sendable {
                                                     return true
                                                 }
                                                 return false
+                                            },
+                                            stored: { entry in
+                                                if case .dropped = continuation.yield(.stored(entry)) {
+                                                    missedWake.isSet = true
+                                                }
                                             }))
                                     try? await store.recordConnection(androidID: androidID, at: clock.now())
                                 }
@@ -231,6 +246,7 @@ public final class DeviceGateway: Sendable {
         case .wake: return session.wake()
         case .replaced: return session.replaced()
         case .deliverNow(let message): return session.deliverNow(message, now: clock.now())
+        case .stored(let entry): return session.stored(entry, now: clock.now())
         }
     }
 
@@ -260,7 +276,8 @@ public final class DeviceGateway: Sendable {
 }
 
 /// Whether a session's device dozes, readable from any thread.
-final class DozeFlag: Sendable {
+/// A flag one task sets and another reads: whether a session dozes, whether it missed a wake.
+final class SessionFlag: Sendable {
     private let value = Atomic<Bool>(false)
 
     var isSet: Bool {

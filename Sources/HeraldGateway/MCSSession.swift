@@ -49,6 +49,9 @@ public struct MCSSession: Sendable {
     private var sentThrough: Int64 = 0
     /// The highest queue sequence sent while dozing (only high-priority messages flow).
     private var highSentThrough: Int64 = 0
+    /// Sequences handed over as they were stored (`stored(_:now:)`), above `sentThrough`:
+    /// a later read of the queue skips them.
+    private var pushed: Set<Int64> = []
     private var isLoading = false
     private var wantsReload = false
     /// Whether the queue may hold messages not yet read: true after a wake-up or a full
@@ -146,10 +149,12 @@ public struct MCSSession: Sendable {
                 guard message.sequence > sentThrough else { continue }
                 sentThrough = message.sequence
             }
-            guard let action = deliver(message, now: now) else { continue }
+            guard !pushed.contains(message.sequence), let action = deliver(message, now: now) else { continue }
             actions.append(action)
             inFlight[message.persistentID] = message.sequence
         }
+        // The read saw everything up to `sentThrough`: pushed entries below it were sent or are gone.
+        if !isDozing { pushed = pushed.filter { $0 > sentThrough } }
         mayHaveMore = messages.count >= limit || wantsReload
         if mayHaveMore {
             actions += requestLoad()
@@ -163,6 +168,25 @@ public struct MCSSession: Sendable {
         mayHaveMore = true
         return requestLoad()
     }
+
+    /// A message was just stored in the device's queue. An idle session sends it at once
+    /// instead of reading the queue back; otherwise this is a `wake()`. The entry's
+    /// sequence is remembered, not `sentThrough`: an older entry stored by another writer
+    /// may still be on its way, and the next read must find it.
+    public mutating func stored(_ message: QueuedMessage, now: Timestamp) -> [Action] {
+        guard case .established = phase else { return [] }
+        guard !isDozing, !isLoading, !mayHaveMore, pushed.count < Self.maximumPushed,
+            inFlight.count < configuration.maximumInFlight, inFlight[message.persistentID] == nil,
+            message.sequence > sentThrough
+        else { return wake() }
+        guard let action = deliver(message, now: now) else { return [] }
+        pushed.insert(message.sequence)
+        inFlight[message.persistentID] = message.sequence
+        return [action]
+    }
+
+    /// How many pushed sequences a session remembers before it reads its queue instead.
+    static let maximumPushed = 256
 
     /// A message to send at once, not stored (SEMANTICS D6); nothing happens unless the
     /// device is logged in and can take it.

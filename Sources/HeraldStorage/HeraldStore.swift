@@ -48,11 +48,11 @@ public protocol HeraldStore: Sendable {
     /// Stores accepted messages and the device-queue entries that deliver them, durably,
     /// all or none, and adds `stats` to the delivery counters in the same transaction.
     /// Each entry joins its app instance's queue as `QueuePolicy` decides with `limits`;
-    /// the decisions come back in entry order, and what they collapse or drop is counted.
+    /// the outcomes come back in entry order, and what they collapse or drop is counted.
     @discardableResult
     func appendMessages(
         _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
-    ) async throws -> [QueuePolicy.Decision]
+    ) async throws -> [Enqueued]
 
     /// The stored message with this id.
     func message(id: String) async throws -> StoredMessage?
@@ -155,7 +155,7 @@ public protocol HeraldStore: Sendable {
     func storeFanoutPage(
         messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
         stats: [DeliveryStat]
-    ) async throws -> [QueuePolicy.Decision]
+    ) async throws -> [Enqueued]
 
     /// Marks a queued job running.
     func startFanout(messageID: String) async throws
@@ -204,6 +204,18 @@ public enum StoreError: Error, Sendable, Equatable {
     case notFound(String)
     /// A per-row limit would be exceeded.
     case limit(String)
+}
+
+/// How one entry joined its queue: the policy's decision and the rows stored for it, with
+/// their sequence numbers (the message, then any "messages deleted" signal).
+public struct Enqueued: Sendable {
+    public var decision: QueuePolicy.Decision
+    public var stored: [QueuedMessage]
+
+    public init(decision: QueuePolicy.Decision, stored: [QueuedMessage]) {
+        self.decision = decision
+        self.stored = stored
+    }
 }
 
 /// An accepted message as the store keeps it.

@@ -94,7 +94,7 @@ public actor InMemoryStore: HeraldStore {
 
     public func appendMessages(
         _ batch: [StoredMessage], queue entries: [QueuedMessage], limits: QueueLimits, stats additions: [DeliveryStat]
-    ) throws -> [QueuePolicy.Decision] {
+    ) throws -> [Enqueued] {
         for message in batch where messages[message.id] != nil {
             throw StoreError.conflict("message id \(message.id)")
         }
@@ -106,24 +106,24 @@ public actor InMemoryStore: HeraldStore {
             throw StoreError.conflict("persistent id \(entry.persistentID)")
         }
         for message in batch { messages[message.id] = message }
-        var decisions: [QueuePolicy.Decision] = []
+        var decisions: [Enqueued] = []
         var counted = additions
         for entry in entries {
             let admission = QueueAdmission(entry, current: queue.filter { $0.token == entry.token }, limits: limits)
             queue.removeAll { admission.decision.delete.contains($0.sequence) }
-            admission.inserts.forEach(append)
             counted += admission.stats
-            decisions.append(admission.decision)
+            decisions.append(Enqueued(decision: admission.decision, stored: admission.inserts.map(append)))
         }
         record(counted)
         return decisions
     }
 
-    private func append(_ entry: QueuedMessage) {
+    private func append(_ entry: QueuedMessage) -> QueuedMessage {
         var entry = entry
         lastSequence += 1
         entry.sequence = lastSequence
         queue.append(entry)
+        return entry
     }
 
     public func message(id: String) -> StoredMessage? { messages[id] }
@@ -273,7 +273,7 @@ public actor InMemoryStore: HeraldStore {
     public func storeFanoutPage(
         messageID: String, queue entries: [QueuedMessage], cursor: String, reached: Int, done: Bool,
         limits: QueueLimits, stats additions: [DeliveryStat]
-    ) throws -> [QueuePolicy.Decision] {
+    ) throws -> [Enqueued] {
         guard fanouts[messageID] != nil else { throw StoreError.notFound("fanout \(messageID)") }
         let decisions = try appendMessages([], queue: entries, limits: limits, stats: additions)
         fanouts[messageID]?.cursor = cursor

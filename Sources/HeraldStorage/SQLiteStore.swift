@@ -171,6 +171,41 @@ public final class SQLiteStore: HeraldStore {
         migrator.registerMigration("v5-message-expiry") { db in
             try db.execute(sql: "CREATE INDEX messages_expiry ON messages(expires_at)")
         }
+        migrator.registerMigration("v6-queue-device-keys") { db in
+            // Queue rows are found through their device only: random keys such as tokens make
+            // every insert touch another index page, which a fanout writing thousands of rows
+            // per second pays for in pages written. An app instance's rows are few, so they
+            // are picked out of their device's rows by token or persistent id.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_queue_new (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        android_id INTEGER NOT NULL,
+                        token TEXT NOT NULL,
+                        persistent_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        stanza BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        collapse_key TEXT,
+                        is_high_priority INTEGER NOT NULL DEFAULT 0,
+                        app_id TEXT NOT NULL DEFAULT '',
+                        analytics_label TEXT NOT NULL DEFAULT '',
+                        deleted_count INTEGER NOT NULL DEFAULT 0
+                    );
+                    INSERT INTO device_queue_new
+                        (sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                         expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
+                        SELECT sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                            expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count
+                        FROM device_queue;
+                    DROP TABLE device_queue;
+                    ALTER TABLE device_queue_new RENAME TO device_queue;
+                    CREATE INDEX device_queue_device ON device_queue(android_id, sequence);
+                    CREATE INDEX device_queue_expiry ON device_queue(expires_at);
+                    """)
+        }
         return migrator
     }
 
@@ -293,7 +328,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func appendMessages(
         _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
-    ) async throws -> [QueuePolicy.Decision] {
+    ) async throws -> [Enqueued] {
         try await write { db in
             for message in messages {
                 try db.execute(
@@ -315,22 +350,27 @@ public final class SQLiteStore: HeraldStore {
     /// Joins entries to their queues as `QueuePolicy` decides; answers the decisions and
     /// `stats` plus what they collapsed or dropped.
     private static func enqueue(_ queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat], _ db: Database)
-        throws -> ([QueuePolicy.Decision], [DeliveryStat])
+        throws -> ([Enqueued], [DeliveryStat])
     {
-        var decisions: [QueuePolicy.Decision] = []
+        var decisions: [Enqueued] = []
         var counted = stats
         // The queues of every token in the batch, read at once (a fanout page holds hundreds).
         var current: [String: [QueuedMessage]] = [:]
-        let tokens = Array(Set(queue.map(\.token)))
-        for start in stride(from: 0, to: tokens.count, by: 500) {
-            let chunk = Array(tokens[start..<min(start + 500, tokens.count)])
+        // Persistent ids are unique per device; the device's rows are read here anyway.
+        var taken: Set<String> = []
+        let tokens = Set(queue.map(\.token))
+        let devices = Array(Set(queue.map { Int64(bitPattern: $0.androidID) }))
+        for start in stride(from: 0, to: devices.count, by: 500) {
+            let chunk = Array(devices[start..<min(start + 500, devices.count)])
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
             for row in try Row.fetchAll(
-                db, sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE token IN (\(marks)) ORDER BY sequence",
+                db,
+                sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id IN (\(marks)) ORDER BY sequence",
                 arguments: StatementArguments(chunk))
             {
                 let entry = Self.queued(row)
-                current[entry.token, default: []].append(entry)
+                taken.insert("\(entry.androidID)/\(entry.persistentID)")
+                if tokens.contains(entry.token) { current[entry.token, default: []].append(entry) }
             }
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
@@ -338,13 +378,18 @@ public final class SQLiteStore: HeraldStore {
             let admission = QueueAdmission(entry, current: current[entry.token] ?? [], limits: limits)
             for sequence in admission.decision.delete { try delete.execute(arguments: [sequence]) }
             current[entry.token]?.removeAll { admission.decision.delete.contains($0.sequence) }
+            var stored: [QueuedMessage] = []
             for row in admission.inserts {
-                var stored = row
-                stored.sequence = try insert(row, db)
-                current[entry.token, default: []].append(stored)
+                guard taken.insert("\(row.androidID)/\(row.persistentID)").inserted else {
+                    throw StoreError.conflict("persistent id \(row.persistentID)")
+                }
+                var inserted = row
+                inserted.sequence = try insert(row, db)
+                current[entry.token, default: []].append(inserted)
+                stored.append(inserted)
             }
             counted += admission.stats
-            decisions.append(admission.decision)
+            decisions.append(Enqueued(decision: admission.decision, stored: stored))
         }
         return (decisions, counted)
     }
@@ -505,11 +550,17 @@ public final class SQLiteStore: HeraldStore {
             registration.deletedAt = time
             try db.execute(
                 sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
+            let device = Int64(bitPattern: registration.androidID)
             let discarded = try Row.fetchAll(
-                db, sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE token = ? AND deleted_count = 0",
-                arguments: [token]
+                db,
+                sql: """
+                    SELECT \(Self.queueColumns) FROM device_queue
+                    WHERE android_id = ? AND token = ? AND deleted_count = 0
+                    """,
+                arguments: [device, token]
             ).map(Self.queued)
-            try db.execute(sql: "DELETE FROM device_queue WHERE token = ?", arguments: [token])
+            try db.execute(
+                sql: "DELETE FROM device_queue WHERE android_id = ? AND token = ?", arguments: [device, token])
             try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
             return registration
         }
@@ -820,7 +871,7 @@ public final class SQLiteStore: HeraldStore {
     public func storeFanoutPage(
         messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
         stats: [DeliveryStat]
-    ) async throws -> [QueuePolicy.Decision] {
+    ) async throws -> [Enqueued] {
         try await write { db in
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
             try db.execute(

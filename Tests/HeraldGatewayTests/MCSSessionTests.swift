@@ -47,6 +47,44 @@ import Testing
         #expect(session.androidID == 7)
     }
 
+    func persistentIDs(_ actions: [MCSSession.Action]) throws -> [String] {
+        try sentFrames(actions).map { try $0.decode(as: McsProto_DataMessageStanza.self).persistentID }
+    }
+
+    @Test func L4_anIdleSessionSendsAStoredEntryWithoutReadingTheQueueBack() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        // Stored by the fanout engine: sent at once, no read of the queue.
+        let pushed = session.stored(message(5), now: start)
+        #expect(try persistentIDs(pushed) == ["p5"])
+        #expect(pushed.count == 1)
+        #expect(try persistentIDs(session.stored(message(9), now: start)) == ["p9"])
+        // An older entry stored by another writer is announced later, when the window is
+        // full: the read after the acknowledgement still finds it (pushed sequences did not
+        // move the read position) and skips the pushed ones.
+        #expect(session.stored(message(3), now: start).isEmpty)
+        let acked = session.received(MCSFrame.selectiveAck(["p5"]), now: start)
+        #expect(acked.last == .loadPending(after: 0, limit: 1, highPriorityOnly: false))
+        let loaded = session.loaded([message(3), message(5), message(9)], requested: 1, now: start)
+        #expect(try persistentIDs(loaded) == ["p3"])
+    }
+
+    @Test func L4_aStoredEntryIsNotPushedAgainAfterTheReadPassedIt() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        #expect(try persistentIDs(session.stored(message(5), now: start)) == ["p5"])
+        _ = session.received(MCSFrame.selectiveAck(["p5"]), now: start)
+        // Acknowledged but, say, not yet deleted: a read that returns it sends nothing.
+        _ = session.wake()
+        #expect(try persistentIDs(session.loaded([message(5)], requested: 2, now: start)).isEmpty)
+        // A dozing session does not take pushes: they become a (high-priority) read.
+        _ = session.received(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"), now: start)
+        #expect(
+            session.stored(message(6), now: start) == [.loadPending(after: 5, limit: 2, highPriorityOnly: true)])
+    }
+
     @Test func aRefusedLoginGetsAnErrorAndACloseAndNothingElse() throws {
         var session = MCSSession(configuration: configuration(), now: start)
         _ = session.received(MCSFrame.login(androidID: 7, securityToken: 1), now: start)

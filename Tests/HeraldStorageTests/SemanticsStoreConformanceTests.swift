@@ -38,7 +38,7 @@ func entry(
         let store = try await prepared(backend)
         for id in ["a", "b", "c"] { try await store.appendMessages([], queue: [entry(id)], limits: limits, stats: []) }
         let decisions = try await store.appendMessages([], queue: [entry("d")], limits: limits, stats: [])
-        #expect(decisions.first?.deletionSignal == 4)
+        #expect(decisions.first?.decision.deletionSignal == 4)
         let pending = try await store.pendingMessages(androidID: 42, after: 0, limit: 10, now: Timestamp(seconds: 200))
         #expect(pending.count == 1)
         #expect(pending[0].deletedCount == 4)
