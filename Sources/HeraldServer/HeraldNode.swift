@@ -89,6 +89,7 @@ public struct HeraldNode: Sendable {
                     FanoutService(engine: fanouts),
                     ExpirySweeper(
                         store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
+                    LogCheckpointer(store: store as? SQLiteStore, logger: logger),
                 ],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
@@ -120,6 +121,26 @@ actor ReadyLatch {
         guard let httpPort, let gatewayPorts else { return }
         self.gatewayPorts = nil
         await callback(httpPort, gatewayPorts)
+    }
+}
+
+/// Moves the SQLite write-ahead log into the database file in the background, a few
+/// times a second, so that writers (a fanout above all) do not checkpoint in a transaction.
+struct LogCheckpointer: Service {
+    let store: SQLiteStore?
+    let logger: Logger
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await store?.checkpoint()
+                } catch {
+                    logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .milliseconds(store == nil ? 60_000 : 200))
+            }
+        }
     }
 }
 

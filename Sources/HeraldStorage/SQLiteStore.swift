@@ -8,6 +8,13 @@ public import HeraldCore
 /// being killed (`synchronous=NORMAL`; a power loss may lose the last moments).
 public final class SQLiteStore: HeraldStore {
     private let pool: DatabasePool
+    /// A connection of its own for moving the write-ahead log into the database file
+    /// (`checkpoint()`), so that a writer does not pay for it inside a transaction.
+    private let checkpointer: DatabaseQueue
+
+    /// How many log pages a writer lets accumulate before it checkpoints itself: only
+    /// reached when nothing calls `checkpoint()` often enough.
+    static let automaticCheckpointPages = 16_384
 
     /// Opens (creating and migrating if needed) the database at `path`.
     public init(path: String) throws {
@@ -15,9 +22,22 @@ public final class SQLiteStore: HeraldStore {
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         try Self.migrator.migrate(pool)
+        var checkpointing = Configuration()
+        checkpointing.busyMode = .timeout(10)
+        checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
+    }
+
+    /// Copies committed log pages into the database file without waiting for readers or
+    /// the writer (a passive checkpoint); answers how many pages the log holds.
+    @discardableResult
+    public func checkpoint() async throws -> Int {
+        try await checkpointer.writeWithoutTransaction { db in
+            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)").map { $0[1] as Int } ?? 0
+        }
     }
 
     /// Opens the store kept in a data directory, creating the directory if needed.
