@@ -14,12 +14,14 @@ public final class Dispatcher: Sendable {
     private let registry: DeviceRegistry
     private let planner: DeliveryPlanner
     private let fanouts: FanoutEngine?
+    private let quotas: Quotas
     private let logger: Logger
 
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
-        fanouts: FanoutEngine? = nil, logger: Logger
+        fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(), logger: Logger
     ) {
+        self.quotas = quotas
         self.store = store
         self.clock = clock
         self.metrics = metrics
@@ -72,6 +74,9 @@ public final class Dispatcher: Sendable {
         if request.validateOnly {
             metrics.increment("herald_messages_dry_run_total", [("project", project.id)])
             return MessageID.dryRun
+        }
+        if let registration {
+            try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
         }
         let id = MessageID.make(at: now)
         let limits = project.settings.message

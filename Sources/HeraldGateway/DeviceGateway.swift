@@ -27,10 +27,13 @@ public final class DeviceGateway: Sendable {
     private let acknowledgements: AcknowledgementBatcher
     private let boundPorts: Mutex<[Int]> = Mutex([])
 
+    private let collapsibleThrottle: MCSSession.CollapsibleThrottle?
+
     public init(
         configuration: GatewayConfiguration, store: any HeraldStore, devices: DeviceRegistry, clock: any HeraldClock,
-        metrics: HeraldMetrics, logger: Logger
+        metrics: HeraldMetrics, collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil, logger: Logger
     ) throws {
+        self.collapsibleThrottle = collapsibleThrottle
         self.configuration = configuration
         self.store = store
         self.devices = devices
@@ -137,7 +140,7 @@ public final class DeviceGateway: Sendable {
         let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(512))
         let connectionID = connections.add(continuation)
         metrics.increment("herald_gateway_connections_total")
-        var session = MCSSession(configuration: configuration, now: clock.now())
+        var session = MCSSession(configuration: configuration, now: clock.now(), throttle: collapsibleThrottle)
         let dozing = SessionFlag()
         // Set when the event stream was full and a wake was lost; the next tick wakes the session.
         let missedWake = SessionFlag()

@@ -61,7 +61,20 @@ public struct MCSSession: Sendable {
     /// Whether the device reported that it dozes (SEMANTICS D4).
     public private(set) var isDozing = false
 
-    public init(configuration: GatewayConfiguration, now: Timestamp) {
+    /// Decides whether a collapsible message may go now (SEMANTICS T4): nil when it may,
+    /// otherwise when the app instance's next token will be there.
+    public typealias CollapsibleThrottle = @Sendable (QueuedMessage, Timestamp) -> Timestamp?
+
+    private let throttle: CollapsibleThrottle?
+    /// When the earliest collapsible message held back by T4 may go; the queue is read
+    /// again from its start then, so that the message (or what replaced it) is found.
+    private var heldUntil: Timestamp?
+    /// Ids acknowledged lately, oldest first: a queue read that runs before their deletion
+    /// is committed skips them.
+    private var recentlyAcknowledged: [String] = []
+
+    public init(configuration: GatewayConfiguration, now: Timestamp, throttle: CollapsibleThrottle? = nil) {
+        self.throttle = throttle
         self.configuration = configuration
         openedAt = now
         lastInbound = now
@@ -149,7 +162,9 @@ public struct MCSSession: Sendable {
                 guard message.sequence > sentThrough else { continue }
                 sentThrough = message.sequence
             }
-            guard !pushed.contains(message.sequence), let action = deliver(message, now: now) else { continue }
+            guard !pushed.contains(message.sequence), !recentlyAcknowledged.contains(message.persistentID),
+                mayGo(message, now: now), let action = deliver(message, now: now)
+            else { continue }
             actions.append(action)
             inFlight[message.persistentID] = message.sequence
         }
@@ -179,14 +194,27 @@ public struct MCSSession: Sendable {
             inFlight.count < configuration.maximumInFlight, inFlight[message.persistentID] == nil,
             message.sequence > sentThrough
         else { return wake() }
-        guard let action = deliver(message, now: now) else { return [] }
+        guard mayGo(message, now: now), let action = deliver(message, now: now) else { return [] }
         pushed.insert(message.sequence)
         inFlight[message.persistentID] = message.sequence
         return [action]
     }
 
+    /// How many acknowledged ids a session remembers.
+    static let rememberedAcknowledgements = 64
+
     /// How many pushed sequences a session remembers before it reads its queue instead.
     static let maximumPushed = 256
+
+    /// Whether a queued message may be sent now under SEMANTICS T4; when it may not, it
+    /// stays in the queue (where a newer one can still replace it) until a token is there.
+    private mutating func mayGo(_ message: QueuedMessage, now: Timestamp) -> Bool {
+        guard message.collapseKey != nil, message.deletedCount == 0, let throttle,
+            let due = throttle(message, now)
+        else { return true }
+        heldUntil = min(heldUntil ?? due, due)
+        return false
+    }
 
     /// A message to send at once, not stored (SEMANTICS D6); nothing happens unless the
     /// device is logged in and can take it.
@@ -210,12 +238,20 @@ public struct MCSSession: Sendable {
                 phase = .closed
                 return [.close(reason: "no heartbeat")]
             }
+            var actions: [Action] = []
+            if let heldUntil, now >= heldUntil, !isLoading {
+                // A held collapsible message may go: read the queue again from its start.
+                self.heldUntil = nil
+                sentThrough = 0
+                highSentThrough = 0
+                actions += wake()
+            }
             if now.milliseconds - lastOutbound.milliseconds >= Int64(heartbeatSeconds) * 1000 {
                 var ping = McsProto_HeartbeatPing()
                 ping.lastStreamIDReceived = inboundCount
-                return [send(.heartbeatPing, ping, now: now)]
+                actions.append(send(.heartbeatPing, ping, now: now))
             }
-            return []
+            return actions
         case .closed:
             return []
         }
@@ -287,6 +323,10 @@ public struct MCSSession: Sendable {
                 return fail("bad-request", "malformed SelectiveAck")
             }
             for id in ack.id { inFlight[id] = nil }
+            recentlyAcknowledged.append(contentsOf: ack.id)
+            if recentlyAcknowledged.count > Self.rememberedAcknowledgements {
+                recentlyAcknowledged.removeFirst(recentlyAcknowledged.count - Self.rememberedAcknowledgements)
+            }
             return [.acknowledge(ack.id)] + (mayHaveMore ? requestLoad() : [])
         case MCSFrame.deviceStateExtension:
             switch text {

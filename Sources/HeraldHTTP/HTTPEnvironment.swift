@@ -10,6 +10,10 @@ public struct HTTPEnvironment: Sendable {
     public var authenticator: Authenticator
     public var tokens: AccessTokens
     public var dispatcher: Dispatcher
+    /// The rate limits of SEMANTICS T1–T6, shared with the dispatcher.
+    public var quotas: Quotas
+    /// Bounds the sends being worked on at once; past it a send is answered 503.
+    public var sends: ConcurrencyGate
     public var clock: any HeraldClock
     public var metrics: HeraldMetrics
     public var logger: Logger
@@ -18,8 +22,11 @@ public struct HTTPEnvironment: Sendable {
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
-        clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger, renderMetrics: @escaping @Sendable () -> String
+        quotas: Quotas, sends: ConcurrencyGate, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
+        renderMetrics: @escaping @Sendable () -> String
     ) {
+        self.quotas = quotas
+        self.sends = sends
         self.store = store
         self.directory = directory
         self.authenticator = Authenticator(directory: directory, tokens: tokens, clock: clock)

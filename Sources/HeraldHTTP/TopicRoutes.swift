@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldDelivery
 import HeraldStorage
 import Hummingbird
 
@@ -15,6 +16,7 @@ struct TopicRoutes {
         let base = "/v1/projects/:project/registrations/:token/topicSubscriptions"
         router.post(RouterPath(stringLiteral: base)) { request, context in
             let (project, registration) = try await ownedRegistration(request, context)
+            try admitOneChange(project)
             let query = request.uri.queryParameters
             let topic = TopicName.stripPrefix(query.get("topic_name") ?? query.get("topicName") ?? "")
             let subscription = TopicSubscription(
@@ -52,7 +54,8 @@ struct TopicRoutes {
             return Response.json(resource(subscription))
         }
         router.delete(RouterPath(stringLiteral: base + "/:topic")) { request, context in
-            let (_, registration) = try await ownedRegistration(request, context)
+            let (project, registration) = try await ownedRegistration(request, context)
+            try admitOneChange(project)
             let topic = try pathValue(context, "topic")
             let query = request.uri.queryParameters
             let allowMissing = (query.get("allow_missing") ?? query.get("allowMissing")) == "true"
@@ -84,6 +87,13 @@ struct TopicRoutes {
             throw HeraldError.permissionDenied("The registration belongs to another project.")
         }
         return (project, registration)
+    }
+
+    /// SEMANTICS T2 for the v1 resource: one change per request, refused with a 429.
+    private func admitOneChange(_ project: Project) throws {
+        guard environment.quotas.admitTopicOperations(project, requested: 1, now: environment.clock.now()) == 1 else {
+            throw Quotas.topicOperationsExceeded(project)
+        }
     }
 
     private func resource(_ subscription: TopicSubscription) -> JSONValue {
@@ -142,8 +152,15 @@ struct TopicRoutes {
         guard TopicName.isValid(topic) else {
             return Response.json(.stringObject([("error", "INVALID_ARGUMENT")]), status: .badRequest)
         }
+        // SEMANTICS T2: the tokens past the project's room this second get RESOURCE_EXHAUSTED.
+        let granted = environment.quotas.admitTopicOperations(
+            project, requested: tokens.count, now: environment.clock.now())
         var results: [JSONValue] = []
-        for token in tokens {
+        for (index, token) in tokens.enumerated() {
+            guard index < granted else {
+                results.append(.stringObject([("error", "RESOURCE_EXHAUSTED")]))
+                continue
+            }
             results.append(.object(try await batchResult(token: token, topic: topic, project: project, adding: adding)))
         }
         return Response.json(.object([(key: "results", value: .array(results))]))

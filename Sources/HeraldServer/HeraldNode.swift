@@ -23,7 +23,7 @@ public struct HeraldNode: Sendable {
     public let gateway: DeviceGateway
     /// Expands topic, condition and device-group sends.
     public let fanouts: FanoutEngine
-    let environment: HTTPEnvironment
+    public let environment: HTTPEnvironment
     let logger: Logger
 
     /// Builds a node over a store; nothing listens until `run()`.
@@ -42,17 +42,24 @@ public struct HeraldNode: Sendable {
         devices = DeviceRegistry()
         try await directory.reload(from: store, force: true)
         let secret = try await store.secret(named: "access-token-hmac") { SecureRandom.bytes(32) }
+        let directory = directory
+        let quotas = Quotas(metrics: metrics)
         gateway = try DeviceGateway(
             configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,
-            metrics: metrics, logger: logger)
-        let directory = directory
+            metrics: metrics,
+            collapsibleThrottle: { message, now in
+                guard let project = directory.project(named: message.projectID) else { return nil }
+                return quotas.takeCollapsible(token: message.token, settings: project.settings, now: now)
+            }, logger: logger)
         fanouts = FanoutEngine(
             store: store, clock: clock, metrics: metrics, registry: devices,
             projects: { directory.project(named: $0) }, logger: logger)
         environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(secret: secret),
             dispatcher: Dispatcher(
-                store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, logger: logger),
+                store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, quotas: quotas,
+                logger: logger),
+            quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
             renderMetrics: { metricsRegistry.emitToString() })
     }

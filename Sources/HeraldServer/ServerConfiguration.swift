@@ -16,6 +16,9 @@ public struct ServerConfiguration: Sendable {
     public var gateway: GatewayConfiguration?
     /// Seconds between sweeps of expired queued messages. Default 30.
     public var sweepIntervalSeconds: Int = 30
+    /// Sends worked on at once; past it a send is answered 503 `UNAVAILABLE` with
+    /// `Retry-After` instead of queueing in front of the store. Default 2,048.
+    public var maximumConcurrentSends: Int = 2_048
 
     public init() {}
 

@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldDelivery
 import HeraldGateway
 import HeraldProtocol
 import Testing
@@ -83,6 +84,62 @@ import Testing
         _ = session.received(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"), now: start)
         #expect(
             session.stored(message(6), now: start) == [.loadPending(after: 5, limit: 2, highPriorityOnly: true)])
+    }
+
+    func collapsible(_ sequence: Int64, key: String = "score") -> QueuedMessage {
+        var entry = message(sequence)
+        entry.collapseKey = key
+        return entry
+    }
+
+    @Test func T4_collapsibleMessagesPastTheBurstAreDelayedNotDropped() throws {
+        let quotas = Quotas()
+        var settings = ProjectSettings()
+        settings.collapsibleBurst = 2
+        settings.collapsibleRefillSeconds = 180
+        var configuration = configuration()
+        configuration.maximumInFlight = 10
+        let limits = settings
+        var session = MCSSession(configuration: configuration, now: start) { message, now in
+            quotas.takeCollapsible(token: message.token, settings: limits, now: now)
+        }
+        _ = loggedIn(&session)
+        // Two go, the third collapsible one stays in the queue; a non-collapsible one is not held.
+        let first = session.loaded(
+            [collapsible(1, key: "a"), collapsible(2, key: "b"), collapsible(3, key: "c"), message(4)],
+            requested: 10, now: start)
+        #expect(try persistentIDs(first) == ["p1", "p2", "p4"])
+        // The device stays alive with heartbeats meanwhile.
+        let ping = MCSFrame(tag: .heartbeatPing, payload: [])
+        _ = session.received(ping, now: start.adding(seconds: 179))
+        #expect(session.tick(now: start.adding(seconds: 179)).isEmpty)
+        _ = session.received(ping, now: start.adding(seconds: 180))
+        // When the token is there the queue is read again from its start, and what is
+        // there now goes: here a newer message that replaced the held one (it still collapsed).
+        let due = session.tick(now: start.adding(seconds: 180))
+        #expect(due == [.loadPending(after: 0, limit: 7, highPriorityOnly: false)])
+        let again = session.loaded(
+            [collapsible(1, key: "a"), collapsible(2, key: "b"), collapsible(5, key: "c"), message(4)],
+            requested: 7, now: start.adding(seconds: 180))
+        #expect(try persistentIDs(again) == ["p5"])
+    }
+
+    @Test func T4_messagesWithTTLZeroAreExempt() throws {
+        let quotas = Quotas()
+        var settings = ProjectSettings()
+        settings.collapsibleBurst = 1
+        let limits = settings
+        var session = MCSSession(configuration: configuration(), now: start) { message, now in
+            quotas.takeCollapsible(token: message.token, settings: limits, now: now)
+        }
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        #expect(try persistentIDs(session.deliverNow(collapsible(1), now: start)) == ["p1"])
+        #expect(try persistentIDs(session.deliverNow(collapsible(2), now: start)) == ["p2"])
+        // A stored one uses the burst; the next stored one is held.
+        #expect(try persistentIDs(session.stored(collapsible(3), now: start)) == ["p3"])
+        _ = session.received(MCSFrame.selectiveAck(["p1", "p2", "p3"]), now: start)
+        #expect(try persistentIDs(session.stored(collapsible(4), now: start)).isEmpty)
     }
 
     @Test func aRefusedLoginGetsAnErrorAndACloseAndNothingElse() throws {

@@ -1,0 +1,190 @@
+public import HeraldCore
+import Synchronization
+
+/// The rate limits of SEMANTICS T1, T2, T4 and T6, each read from the project's current
+/// settings at every check, so that `herald project set` applies at once.
+///
+/// State is kept in memory on this node; windows and buckets that hold nothing are
+/// forgotten, so memory follows the projects and devices that are busy now.
+public final class Quotas: Sendable {
+    private struct DeviceWindows {
+        var minute = SlidingWindow(windowMilliseconds: 60_000, buckets: 60)
+        var hour = SlidingWindow(windowMilliseconds: 3_600_000, buckets: 60)
+    }
+
+    private struct State {
+        var downstream: [String: SlidingWindow] = [:]
+        var topicOperations: [String: SlidingWindow] = [:]
+        var devices: [String: DeviceWindows] = [:]
+        var collapsible: [String: (bucket: TokenBucket, capacity: Int, refill: Int64)] = [:]
+        var lastSweep = Timestamp(milliseconds: 0)
+    }
+
+    private let state = Mutex(State())
+    private let metrics: HeraldMetrics?
+
+    public init(metrics: HeraldMetrics? = nil) {
+        self.metrics = metrics
+    }
+
+    // MARK: T1
+
+    /// Counts `count` downstream messages against the project's quota (SEMANTICS T1), or
+    /// throws `QUOTA_EXCEEDED` with the wait until they fit, counting nothing.
+    public func admitDownstream(_ project: Project, count: Int = 1, now: Timestamp) throws(HeraldError) {
+        let limit = project.settings.downstreamPerMinute
+        let wait = state.withLock { state -> Int64 in
+            sweep(&state, now: now)
+            var window = state.downstream[project.id] ?? Self.minuteWindow()
+            defer { state.downstream[project.id] = window }
+            let wait = window.wait(toFit: count, limit: limit, at: now)
+            if wait == 0 { window.add(count, at: now) }
+            return wait
+        }
+        guard wait > 0 else { return }
+        metrics?.increment("herald_quota_rejections_total", [("project", project.id), ("quota", "downstream")])
+        throw HeraldError.quotaExceeded(
+            subject: "projects/\(project.id)/downstream-per-minute", retryAfterSeconds: Self.seconds(wait),
+            message: "The project sent more than \(limit) messages in the last minute.",
+            legacyName: "MessageRateExceeded")
+    }
+
+    /// Takes back messages counted at `at` that ended in a way that does not count (a 429,
+    /// or a server error).
+    public func refundDownstream(projectID: String, count: Int = 1, at: Timestamp) {
+        state.withLock { state in state.downstream[projectID]?.add(-count, at: at) }
+    }
+
+    // MARK: T2
+
+    /// How many of `requested` topic subscription changes the project may make now
+    /// (SEMANTICS T2); those granted are counted.
+    public func admitTopicOperations(_ project: Project, requested: Int, now: Timestamp) -> Int {
+        let limit = project.settings.topicOpsPerSecond
+        let granted = state.withLock { state -> Int in
+            sweep(&state, now: now)
+            var window =
+                state.topicOperations[project.id] ?? SlidingWindow(windowMilliseconds: 1_000, buckets: 10)
+            defer { state.topicOperations[project.id] = window }
+            let granted = max(0, min(requested, limit - window.count(at: now)))
+            window.add(granted, at: now)
+            return granted
+        }
+        if granted < requested {
+            metrics?.increment(
+                "herald_quota_rejections_total", [("project", project.id), ("quota", "topic-ops")],
+                by: requested - granted)
+        }
+        return granted
+    }
+
+    /// The T2 error for the v1 resource, which changes one subscription per request.
+    public static func topicOperationsExceeded(_ project: Project) -> HeraldError {
+        .quotaExceeded(
+            subject: "projects/\(project.id)/topic-ops-per-second", retryAfterSeconds: 1,
+            message: "The project changed more than \(project.settings.topicOpsPerSecond) topic subscriptions in "
+                + "the last second.")
+    }
+
+    // MARK: T6
+
+    /// Counts one message to an app instance (SEMANTICS T6), or throws `QUOTA_EXCEEDED`
+    /// for that token (legacy `DeviceMessageRateExceeded`), counting nothing.
+    public func admitDeviceMessage(token: String, project: Project, now: Timestamp) throws(HeraldError) {
+        let settings = project.settings
+        let wait = state.withLock { state -> Int64 in
+            sweep(&state, now: now)
+            var windows = state.devices[token] ?? DeviceWindows()
+            defer { state.devices[token] = windows }
+            let wait = max(
+                windows.minute.wait(toFit: 1, limit: settings.devicePerMinute, at: now),
+                windows.hour.wait(toFit: 1, limit: settings.devicePerHour, at: now))
+            if wait == 0 {
+                windows.minute.add(1, at: now)
+                windows.hour.add(1, at: now)
+            }
+            return wait
+        }
+        guard wait > 0 else { return }
+        metrics?.increment("herald_quota_rejections_total", [("project", project.id), ("quota", "device")])
+        throw HeraldError.quotaExceeded(
+            subject: "projects/\(project.id)/device", retryAfterSeconds: Self.seconds(wait),
+            message:
+                "Too many messages to this app instance: at most \(settings.devicePerMinute) a minute and "
+                + "\(settings.devicePerHour) an hour.",
+            legacyName: "DeviceMessageRateExceeded")
+    }
+
+    // MARK: T4
+
+    /// Takes a collapsible-message token for an app instance (SEMANTICS T4); answers nil
+    /// when the message may go now, otherwise when the next token will be there.
+    public func takeCollapsible(token: String, settings: ProjectSettings, now: Timestamp) -> Timestamp? {
+        let capacity = settings.collapsibleBurst
+        let refill = Int64(settings.collapsibleRefillSeconds) * 1000
+        return state.withLock { state -> Timestamp? in
+            sweep(&state, now: now)
+            var bucket = state.collapsible[token]?.bucket ?? TokenBucket(capacity: capacity, now: now)
+            defer { state.collapsible[token] = (bucket, capacity, refill) }
+            if bucket.take(capacity: capacity, refillMilliseconds: refill, now: now) { return nil }
+            return bucket.nextToken(capacity: capacity, refillMilliseconds: refill, now: now)
+        }
+    }
+
+    // MARK: Helpers
+
+    static func minuteWindow() -> SlidingWindow { SlidingWindow(windowMilliseconds: 60_000, buckets: 600) }
+
+    /// Whole seconds for `Retry-After`, at least one.
+    static func seconds(_ milliseconds: Int64) -> Int { Int(max(1, (milliseconds + 999) / 1000)) }
+
+    /// Forgets what holds nothing any more, at most once a minute.
+    private func sweep(_ state: inout State, now: Timestamp) {
+        guard now.milliseconds - state.lastSweep.milliseconds >= 60_000 else { return }
+        state.lastSweep = now
+        state.downstream = state.downstream.filter { _, window in
+            var window = window
+            return !window.isEmpty(at: now)
+        }
+        state.topicOperations = state.topicOperations.filter { _, window in
+            var window = window
+            return !window.isEmpty(at: now)
+        }
+        state.devices = state.devices.filter { _, windows in
+            var windows = windows
+            return !windows.hour.isEmpty(at: now)
+        }
+        // A full bucket is the same as a new one.
+        state.collapsible = state.collapsible.filter { _, entry in
+            var bucket = entry.bucket
+            return !bucket.isFull(capacity: entry.capacity, refillMilliseconds: entry.refill, now: now)
+        }
+    }
+}
+
+/// Admits at most `limit` pieces of work at once: the bound that keeps a saturated
+/// server from queueing without end in front of the store. Past it, work is refused
+/// (the HTTP API answers 503 `UNAVAILABLE` with `Retry-After`).
+public final class ConcurrencyGate: Sendable {
+    public let limit: Int
+    private let current = Atomic<Int>(0)
+
+    public init(limit: Int) {
+        self.limit = limit
+    }
+
+    /// Takes a place; false when all are taken.
+    public func enter() -> Bool {
+        if current.add(1, ordering: .acquiringAndReleasing).newValue <= limit { return true }
+        current.subtract(1, ordering: .acquiringAndReleasing)
+        return false
+    }
+
+    /// Gives a place back.
+    public func leave() {
+        current.subtract(1, ordering: .acquiringAndReleasing)
+    }
+
+    /// Places taken now.
+    public var occupied: Int { current.load(ordering: .relaxed) }
+}

@@ -1,0 +1,124 @@
+import HeraldClient
+import HeraldCore
+import HeraldDelivery
+import HeraldServer
+import Testing
+
+/// SEMANTICS T1, T2, T6 and overload, through a whole node with a manual clock.
+@Suite struct LimitsTests {
+    func json(_ result: HTTPResult) throws -> JSONValue { try JSONParser.parse(result.body) }
+
+    func data(_ token: String) -> String { #"{"token":"\#(token)","data":{"k":"v"}}"# }
+
+    @Test func T1_theDownstreamQuotaSlidesCountsClientErrorsAndNot429s() async throws {
+        let clock = ManualClock()
+        // Not aligned to a clock minute.
+        clock.advance(milliseconds: 30_050)
+        try await GatewayHarness.with(clock: clock, settings: { $0.downstreamPerMinute = 3 }) { harness in
+            let (_, token) = try await harness.makeDevice()
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            // A client error counts against the quota.
+            #expect(try await harness.sendRequest(#"{"token":"\#(token)","data":{"from":"x"}}"#).status == 400)
+            clock.advance(seconds: 20)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            let refused = try await harness.sendRequest(data(token))
+            #expect(refused.status == 429)
+            let error = try json(refused)["error"]
+            #expect(error?["status"] == .string("RESOURCE_EXHAUSTED"))
+            let details = error?["details"]?.arrayElements ?? []
+            #expect(details.contains { $0["errorCode"] == .string("QUOTA_EXCEEDED") })
+            #expect(details.contains { $0["@type"] == .string("type.googleapis.com/google.rpc.QuotaFailure") })
+            // The first two leave the window one minute (and at most one 100 ms bucket) after they came.
+            #expect(refused.headers.first(name: "Retry-After") == "41")
+            // A refusal does not count: just before the first two leave, still refused; just after, room for two.
+            clock.advance(milliseconds: 39_999)
+            #expect(try await harness.sendRequest(data(token)).status == 429)
+            clock.advance(milliseconds: 101)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            #expect(try await harness.sendRequest(data(token)).status == 429)
+        }
+    }
+
+    @Test func T1_theQuotaIsASettingAppliedWithoutARestart() async throws {
+        let clock = ManualClock()
+        try await GatewayHarness.with(clock: clock, settings: { $0.downstreamPerMinute = 1 }) { harness in
+            let (_, token) = try await harness.makeDevice()
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            #expect(try await harness.sendRequest(data(token)).status == 429)
+            var settings = harness.project.settings
+            settings.downstreamPerMinute = 5
+            _ = try await harness.node.store.updateSettings(settings, projectID: harness.project.id)
+            try await harness.node.directory.reload(from: harness.node.store)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+        }
+    }
+
+    @Test func T2_topicChangesPastTheRateAreRefusedPerAPIGeneration() async throws {
+        let clock = ManualClock()
+        try await GatewayHarness.with(clock: clock, settings: { $0.topicOpsPerSecond = 2 }) { harness in
+            let (_, first) = try await harness.makeDevice()
+            let (_, second) = try await harness.makeDevice()
+            let (_, third) = try await harness.makeDevice()
+            let body = #"{"to":"/topics/news","registration_tokens":["\#(first)","\#(second)","\#(third)"]}"#
+            let added = try json(try await harness.get("/iid/v1:batchAdd", method: .POST, body: body))
+            #expect(
+                added["results"]
+                    == .array([.object([]), .object([]), .stringObject([("error", "RESOURCE_EXHAUSTED")])]))
+            #expect(try await harness.node.store.subscriptions(token: third).isEmpty)
+            let resource = "/v1/projects/\(harness.project.id)/registrations/\(third)/topicSubscriptions"
+            let refused = try await harness.get(resource + "?topic_name=news", method: .POST)
+            #expect(refused.status == 429)
+            #expect(try json(refused)["error"]?["status"] == .string("RESOURCE_EXHAUSTED"))
+            clock.advance(milliseconds: 1_100)
+            #expect(try await harness.get(resource + "?topic_name=news", method: .POST).status == 200)
+            #expect(try await harness.node.store.subscriptions(token: third).map(\.topic) == ["news"])
+        }
+    }
+
+    @Test func T6_oneAppInstanceIsLimitedPerMinuteAndPerHour() async throws {
+        let clock = ManualClock()
+        try await GatewayHarness.with(
+            clock: clock,
+            settings: {
+                $0.devicePerMinute = 2
+                $0.devicePerHour = 3
+            }
+        ) { harness in
+            let (_, token) = try await harness.makeDevice()
+            let (_, other) = try await harness.makeDevice()
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            let refused = try await harness.sendRequest(data(token))
+            #expect(refused.status == 429)
+            #expect(
+                try json(refused)["error"]?["details"]?.arrayElements?.contains {
+                    $0["errorCode"] == .string("QUOTA_EXCEEDED")
+                } == true)
+            // Another app instance is not affected.
+            #expect(try await harness.sendRequest(data(other)).status == 200)
+            clock.advance(seconds: 61)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+            clock.advance(seconds: 61)
+            // Room in the minute, none in the hour.
+            #expect(try await harness.sendRequest(data(token)).status == 429)
+            clock.advance(seconds: 3_600)
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+        }
+    }
+
+    @Test func aSaturatedNodeAnswers503WithRetryAfterAndRecovers() async throws {
+        try await GatewayHarness.with { harness in
+            let (_, token) = try await harness.makeDevice()
+            let gate = harness.node.environment.sends
+            var taken = 0
+            while gate.enter() { taken += 1 }
+            let refused = try await harness.sendRequest(data(token))
+            #expect(refused.status == 503)
+            #expect(try json(refused)["error"]?["status"] == .string("UNAVAILABLE"))
+            #expect(refused.headers.first(name: "Retry-After") == "1")
+            for _ in 0..<taken { gate.leave() }
+            #expect(try await harness.sendRequest(data(token)).status == 200)
+        }
+    }
+}
