@@ -44,7 +44,8 @@ public struct SlidingWindow: Sendable {
         // Oldest first: the bucket `newest - span` leaves at the start of bucket `newest + 1`.
         for age in stride(from: span, through: 0, by: -1) {
             let index = newest - Int64(age)
-            remaining -= Int(buckets[Int(((index % Int64(buckets.count)) + Int64(buckets.count)) % Int64(buckets.count))])
+            remaining -= Int(
+                buckets[Int(((index % Int64(buckets.count)) + Int64(buckets.count)) % Int64(buckets.count))])
             if remaining + needed <= limit {
                 return (index + Int64(span) + 1) * bucketMilliseconds - now.milliseconds
             }

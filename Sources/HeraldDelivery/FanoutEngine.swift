@@ -88,6 +88,9 @@ public actor FanoutEngine {
         let finished: Bool
         do {
             finished = try await expandPage(of: job)
+        } catch is CancellationError {
+            // Shutting down: the job resumes from its stored cursor on the next start.
+            return nil
         } catch {
             logger.error("fanout page failed", metadata: ["message": "\(job.messageID)", "error": "\(error)"])
             finished = false

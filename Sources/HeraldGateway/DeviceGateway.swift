@@ -81,14 +81,38 @@ public final class DeviceGateway: Sendable {
                 }
             }
             for server in servers {
+                group.addTask { try await self.accept(on: server) }
+            }
+        }
+    }
+
+    /// Connection tasks are spread over this many task groups: a group forgets a finished
+    /// child by walking its list of children, so one group of 100,000 connections would
+    /// spend seconds of CPU when many of them close at once.
+    static let connectionShards = 64
+
+    /// Accepts connections on one listener until it closes or the gateway stops.
+    private func accept(on server: NIOAsyncChannel<NIOAsyncChannel<MCSFrame, MCSFrame>, Never>) async throws {
+        typealias Connection = NIOAsyncChannel<MCSFrame, MCSFrame>
+        var shards: [AsyncStream<Connection>.Continuation] = []
+        try await withThrowingDiscardingTaskGroup { group in
+            for _ in 0..<Self.connectionShards {
+                let (stream, continuation) = AsyncStream.makeStream(of: Connection.self)
+                shards.append(continuation)
                 group.addTask {
-                    try await withThrowingDiscardingTaskGroup { connections in
-                        try await server.executeThenClose { inbound in
-                            for try await connection in inbound {
-                                connections.addTask { await self.serve(connection) }
-                            }
+                    await withDiscardingTaskGroup { connections in
+                        for await connection in stream {
+                            connections.addTask { await self.serve(connection) }
                         }
                     }
+                }
+            }
+            defer { for shard in shards { shard.finish() } }
+            try await server.executeThenClose { inbound in
+                var next = 0
+                for try await connection in inbound {
+                    shards[next].yield(connection)
+                    next = (next + 1) % shards.count
                 }
             }
         }

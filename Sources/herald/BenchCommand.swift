@@ -8,7 +8,7 @@ import NIOSSL
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure a running Herald.",
-        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self])
+        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Quota.self])
 
     /// Gateway options shared by the device benchmarks.
     struct GatewayOptions: ParsableArguments {
@@ -45,6 +45,53 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    struct Quota: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "One project driven past its downstream quota beside a project under its own: accepted rate, "
+                + "the CPU a refusal costs, and the neighbour's latency.")
+
+        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
+        @Option(help: "Key file of the project to drive past its quota.") var overloaded: String
+        @Option(help: "Key file of the project that stays under its quota.") var neighbour: String
+        @Option(help: "Key file of a project whose downstream-per-minute is 0.") var refused: String
+        @Option(help: "Key file of a project with the same quota, driven at exactly its quota.") var steady: String
+        @Option(help: "The overloaded project's downstream-per-minute setting.") var quota = 60_000
+        @Option(help: "Offered rate as a multiple of the quota.") var factor = 2.0
+        @Option(name: .customLong("neighbour-rate"), help: "The neighbour's sends a second.") var neighbourRate = 200.0
+        @Option(help: "How long to drive the load, in seconds.") var seconds = 180.0
+        @Option(name: .customLong("baseline-seconds"), help: "How long to measure the neighbour alone first.")
+        var baselineSeconds = 30.0
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
+        var serverPID: Int32
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            let benchmark = QuotaBenchmark(
+                options: .init(
+                    url: base, overloaded: try ServiceAccountCredentials(keyFile: overloaded),
+                    neighbour: try ServiceAccountCredentials(keyFile: neighbour),
+                    refused: try ServiceAccountCredentials(keyFile: refused),
+                    steady: try ServiceAccountCredentials(keyFile: steady), quotaPerMinute: quota,
+                    factor: factor, neighbourRate: neighbourRate, seconds: seconds, baselineSeconds: baselineSeconds,
+                    serverPID: serverPID))
+            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
+            print("quota/s   offered/s   accepted/s   deviation %   refused   CPU µs per acceptance   per refusal")
+            print(
+                "\(Int(report.quotaPerSecond))   \(Int(report.offeredPerSecond))   "
+                    + "\(String(format: "%.1f", report.acceptedPerSecond))   "
+                    + "\(String(format: "%.2f", report.deviationPercent))   \(report.refused)   "
+                    + "\(Int(report.cpuPerAcceptanceMicroseconds))   \(Int(report.cpuPerRefusalMicroseconds))")
+            print(
+                "neighbour latency µs: alone p50 \(Int(report.baselineNeighbour.p50)) p99 "
+                    + "\(Int(report.baselineNeighbour.p99)); beside a project at its quota p50 "
+                    + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)); "
+                    + "beside one at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
+                    + "\(Int(report.loadedNeighbour.p99))")
+        }
+    }
+
     struct Fanout: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "A topic send to N subscribers of which M are connected: accept time, delivery rates, peak RSS.")
@@ -61,12 +108,7 @@ struct BenchCommand: AsyncParsableCommand {
                 options: .init(
                     target: try targetOptions.target(), subscribers: subscribers, connected: connected,
                     serverPID: serverPID))
-            let quiet = json
-            let report = try await benchmark.run { line in if !quiet { print(line) } }
-            if json {
-                print(report.json.rendered)
-                return
-            }
+            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print(
                 "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
             )
@@ -100,12 +142,7 @@ struct BenchCommand: AsyncParsableCommand {
                     server: base, gatewayHost: host, gatewayPort: port, tls: try gatewayOptions.tls(),
                     connections: connections, sources: sources.split(separator: ",").map(String.init),
                     serverPID: serverPID))
-            let quiet = json
-            let report = try await benchmark.run { line in if !quiet { print(line) } }
-            if json {
-                print(report.json.rendered)
-                return
-            }
+            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print("connections   failures   connects/s   server RSS before   after   kB/connection")
             print(
                 "\(report.connections)   \(report.failures)   \(Int(report.connectsPerSecond))   "
@@ -128,12 +165,7 @@ struct BenchCommand: AsyncParsableCommand {
         func run() async throws {
             let benchmark = EndToEndBenchmark(
                 options: .init(target: try targetOptions.target(), rate: rate, seconds: seconds, devices: devices))
-            let quiet = json
-            let report = try await benchmark.run { line in if !quiet { print(line) } }
-            if json {
-                print(report.json.rendered)
-                return
-            }
+            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print("sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs")
             print(
                 "\(report.sent)   \(report.received)   \(report.failedSends)   \(Int(Double(report.sent) / report.seconds))   "
@@ -186,3 +218,29 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 }
+
+/// How every `herald bench` subcommand reports: progress lines and a table, or only JSON.
+enum BenchOutput {
+    /// Runs a benchmark; with `json` prints its report as JSON and answers nil, otherwise
+    /// prints its progress lines and answers the report for the caller's table.
+    static func run<Report: Sendable>(
+        json: Bool, _ benchmark: (@escaping @Sendable (String) -> Void) async throws -> Report
+    ) async throws -> Report? where Report: JSONReport {
+        let report = try await benchmark { line in if !json { print(line) } }
+        if json {
+            print(report.json.rendered)
+            return nil
+        }
+        return report
+    }
+}
+
+/// A benchmark report that can be printed as JSON.
+protocol JSONReport {
+    var json: JSONValue { get }
+}
+
+extension ConnectBenchmark.Report: JSONReport {}
+extension EndToEndBenchmark.Report: JSONReport {}
+extension FanoutBenchmark.Report: JSONReport {}
+extension QuotaBenchmark.Report: JSONReport {}

@@ -1,0 +1,210 @@
+public import HeraldClient
+public import HeraldCore
+import Synchronization
+
+/// `herald bench quota` (SEMANTICS T1 under load): one project driven at a multiple of its
+/// downstream quota while a second project sends under its own, both at fixed rates.
+/// Reports the first project's accepted rate against its quota, the server CPU a refusal
+/// costs next to an acceptance, and the second project's latency with and without the load.
+public struct QuotaBenchmark: Sendable {
+    public struct Options: Sendable {
+        public var url: HTTPURL
+        public var overloaded: ServiceAccountCredentials
+        public var neighbour: ServiceAccountCredentials
+        /// A project whose quota is 0: every send it makes is refused.
+        public var refused: ServiceAccountCredentials
+        /// A project with the same quota as `overloaded`, driven at exactly its quota.
+        public var steady: ServiceAccountCredentials
+        /// The overloaded project's `downstream-per-minute`, as set on the server.
+        public var quotaPerMinute: Int
+        /// The overloaded project's send rate, as a multiple of its quota.
+        public var factor: Double
+        /// The neighbour's rate, in sends a second.
+        public var neighbourRate: Double
+        public var seconds: Double
+        public var baselineSeconds: Double
+        public var serverPID: Int32
+
+        public init(
+            url: HTTPURL, overloaded: ServiceAccountCredentials, neighbour: ServiceAccountCredentials,
+            refused: ServiceAccountCredentials, steady: ServiceAccountCredentials, quotaPerMinute: Int, factor: Double,
+            neighbourRate: Double, seconds: Double, baselineSeconds: Double,
+            serverPID: Int32
+        ) {
+            self.url = url
+            self.overloaded = overloaded
+            self.neighbour = neighbour
+            self.refused = refused
+            self.steady = steady
+            self.quotaPerMinute = quotaPerMinute
+            self.factor = factor
+            self.neighbourRate = neighbourRate
+            self.seconds = seconds
+            self.baselineSeconds = baselineSeconds
+            self.serverPID = serverPID
+        }
+    }
+
+    /// What one paced sender saw.
+    public struct Outcome: Sendable {
+        public var accepted = 0
+        public var refused = 0
+        public var other = 0
+        public var latencyNanoseconds: [Int64] = []
+    }
+
+    public struct Report: Sendable {
+        public var quotaPerSecond: Double
+        public var offeredPerSecond: Double
+        public var acceptedPerSecond: Double
+        public var refused: Int
+        public var baselineNeighbour: LatencySummary
+        /// The neighbour beside the other project sending at exactly its quota.
+        public var atQuotaNeighbour: LatencySummary
+        public var loadedNeighbour: LatencySummary
+        public var cpuPerAcceptanceMicroseconds: Double
+        public var cpuPerRefusalMicroseconds: Double
+
+        /// How far the accepted rate is from the quota, in percent.
+        public var deviationPercent: Double { (acceptedPerSecond / quotaPerSecond - 1) * 100 }
+
+        public var json: JSONValue {
+            .object([
+                (key: "quota_per_second", value: .number(quotaPerSecond)),
+                (key: "offered_per_second", value: .number(offeredPerSecond.rounded())),
+                (key: "accepted_per_second", value: .number((acceptedPerSecond * 10).rounded() / 10)),
+                (key: "deviation_percent", value: .number((deviationPercent * 100).rounded() / 100)),
+                (key: "refused", value: .number(Double(refused))),
+                (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
+                (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
+                (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
+                (key: "neighbour_p99_us_at_quota", value: .number(atQuotaNeighbour.p99.rounded())),
+                (key: "neighbour_p50_us_loaded", value: .number(loadedNeighbour.p50.rounded())),
+                (key: "neighbour_p99_us_loaded", value: .number(loadedNeighbour.p99.rounded())),
+                (key: "cpu_per_acceptance_us", value: .number(cpuPerAcceptanceMicroseconds.rounded())),
+                (key: "cpu_per_refusal_us", value: .number(cpuPerRefusalMicroseconds.rounded())),
+            ])
+        }
+    }
+
+    public let options: Options
+
+    public init(options: Options) {
+        self.options = options
+    }
+
+    public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
+        let options = options
+        let pid = options.serverPID
+        let neighbourToken = try await options.neighbour.accessToken()
+        let overloadedToken = try await options.overloaded.accessToken()
+        let refusedToken = try await options.refused.accessToken()
+        let quotaPerSecond = Double(options.quotaPerMinute) / 60
+        let offered = quotaPerSecond * options.factor
+        let phase = options.baselineSeconds
+
+        progress("idle: \(phase) s")
+        let idle = try await Self.cpu(pid: pid) { try await Task.sleep(for: .milliseconds(Int64(phase * 1000))) }
+        let idlePerSecond = idle.seconds / phase
+
+        progress("acceptances: the neighbour alone at \(Int(options.neighbourRate))/s for \(phase) s")
+        let alone = try await Self.cpu(pid: pid) {
+            try await Self.paced(
+                url: options.url, credentials: options.neighbour, token: neighbourToken, rate: options.neighbourRate,
+                seconds: phase)
+        }
+        let perAcceptance = max(0, alone.seconds - idlePerSecond * phase) / Double(max(1, alone.value.accepted))
+
+        progress("refusals: a project with quota 0 at \(Int(offered))/s for \(phase) s")
+        let refusals = try await Self.cpu(pid: pid) {
+            try await Self.paced(
+                url: options.url, credentials: options.refused, token: refusedToken, rate: offered, seconds: phase)
+        }
+        let perRefusal = max(0, refusals.seconds - idlePerSecond * phase) / Double(max(1, refusals.value.refused))
+
+        progress("at quota: \(Int(quotaPerSecond))/s beside the neighbour for \(phase) s")
+        let atQuota = try await Self.beside(
+            options: options, credentials: options.steady, token: try await options.steady.accessToken(),
+            neighbourToken: neighbourToken, rate: quotaPerSecond, seconds: phase)
+
+        progress("load: \(Int(offered))/s against a quota of \(Int(quotaPerSecond))/s, for \(options.seconds) s")
+        let loaded = try await Self.beside(
+            options: options, credentials: options.overloaded, token: overloadedToken, neighbourToken: neighbourToken,
+            rate: offered,
+            seconds: options.seconds)
+        return Report(
+            quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
+            acceptedPerSecond: Double(loaded.load.accepted) / options.seconds, refused: loaded.load.refused,
+            baselineNeighbour: LatencySummary(nanoseconds: alone.value.latencyNanoseconds),
+            atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
+            loadedNeighbour: LatencySummary(nanoseconds: loaded.neighbour.latencyNanoseconds),
+            cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6)
+    }
+
+    /// A project at `rate` and the neighbour at its rate, side by side.
+    static func beside(
+        options: Options, credentials: ServiceAccountCredentials, token: String, neighbourToken: String, rate: Double,
+        seconds: Double
+    ) async throws -> (load: Outcome, neighbour: Outcome) {
+        async let load = paced(url: options.url, credentials: credentials, token: token, rate: rate, seconds: seconds)
+        async let neighbour = paced(
+            url: options.url, credentials: options.neighbour, token: neighbourToken, rate: options.neighbourRate,
+            seconds: seconds)
+        return try await (load, neighbour)
+    }
+
+    /// Runs `body` and answers the server CPU seconds it took.
+    static func cpu<T: Sendable>(pid: Int32, _ body: () async throws -> T) async throws -> (value: T, seconds: Double) {
+        let before = ProcessCPU.seconds(pid: pid) ?? 0
+        let value = try await body()
+        return (value, (ProcessCPU.seconds(pid: pid) ?? 0) - before)
+    }
+
+    /// Sends topic messages at a fixed rate for a time (open loop over a few keep-alive
+    /// connections: a slow answer does not lower the rate offered).
+    static func paced(
+        url: HTTPURL, credentials: ServiceAccountCredentials, token: String, rate: Double, seconds: Double
+    ) async throws -> Outcome {
+        let connections = max(1, min(32, Int(rate / 200)))
+        let interval = Duration.nanoseconds(Int64(1e9 * Double(connections) / rate))
+        let path = "/v1/projects/\(credentials.projectID)/messages:send"
+        let body = Array(#"{"message":{"topic":"quota-bench","data":{"kind":"bench"}}}"#.utf8)
+        let headers = [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")]
+        let start = ContinuousClock.now
+        let end = start + .milliseconds(Int64(seconds * 1000))
+        return try await withThrowingTaskGroup(of: Outcome.self) { group in
+            for worker in 0..<connections {
+                group.addTask {
+                    try await HTTPConnection.with(host: url.host, port: url.port) { connection in
+                        var outcome = Outcome()
+                        var next = start + interval * Double(worker) / Double(connections)
+                        while next < end {
+                            try await Task.sleep(until: next, clock: .continuous)
+                            let sent = ContinuousClock.now
+                            let result = try await connection.request(.POST, path, headers: headers, body: body)
+                            let elapsed = ContinuousClock.now - sent
+                            outcome.latencyNanoseconds.append(
+                                elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds
+                                    / 1_000_000_000)
+                            switch result.status {
+                            case 200: outcome.accepted += 1
+                            case 429: outcome.refused += 1
+                            default: outcome.other += 1
+                            }
+                            next = next + interval
+                        }
+                        return outcome
+                    }
+                }
+            }
+            var total = Outcome()
+            for try await outcome in group {
+                total.accepted += outcome.accepted
+                total.refused += outcome.refused
+                total.other += outcome.other
+                total.latencyNanoseconds += outcome.latencyNanoseconds
+            }
+            return total
+        }
+    }
+}
