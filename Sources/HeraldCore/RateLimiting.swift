@@ -29,7 +29,7 @@ public struct SlidingWindow: Sendable {
     /// Adds `amount` events at `now` (a negative amount takes back events added at `now`).
     public mutating func add(_ amount: Int, at now: Timestamp) {
         advance(to: now)
-        let slot = Int(newest % Int64(buckets.count))
+        let slot = slot(newest)
         let applied = max(amount, -Int(buckets[slot]))
         buckets[slot] += Int32(applied)
         total += applied
@@ -44,13 +44,19 @@ public struct SlidingWindow: Sendable {
         // Oldest first: the bucket `newest - span` leaves at the start of bucket `newest + 1`.
         for age in stride(from: span, through: 0, by: -1) {
             let index = newest - Int64(age)
-            remaining -= Int(
-                buckets[Int(((index % Int64(buckets.count)) + Int64(buckets.count)) % Int64(buckets.count))])
+            remaining -= Int(buckets[slot(index)])
             if remaining + needed <= limit {
                 return (index + Int64(span) + 1) * bucketMilliseconds - now.milliseconds
             }
         }
         return Int64(span + 1) * bucketMilliseconds
+    }
+
+    /// Where the bucket with this absolute index lives in the ring (indices before the
+    /// first bucket, which `wait` may look at, count as empty slots of the ring too).
+    private func slot(_ index: Int64) -> Int {
+        let size = Int64(buckets.count)
+        return Int((index % size + size) % size)
     }
 
     /// Whether nothing is counted any more at `now`.
@@ -59,13 +65,12 @@ public struct SlidingWindow: Sendable {
     private mutating func advance(to now: Timestamp) {
         let current = now.milliseconds / bucketMilliseconds
         guard current > newest else { return }
-        let size = Int64(buckets.count)
-        if current - newest >= size {
+        if current - newest >= Int64(buckets.count) {
             for index in buckets.indices { buckets[index] = 0 }
             total = 0
         } else {
             for index in (newest + 1)...current {
-                let slot = Int(index % size)
+                let slot = slot(index)
                 total -= Int(buckets[slot])
                 buckets[slot] = 0
             }

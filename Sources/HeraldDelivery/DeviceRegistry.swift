@@ -53,16 +53,9 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    /// Wakes the connection holding a device; false when none does.
-    @discardableResult
-    public func wake(androidID: UInt64) -> Bool {
-        guard let connection = connections.withLock({ $0[androidID] }) else { return false }
-        connection.wake()
-        return true
-    }
-
     /// Tells the connection holding a device about entries just stored in its queue (the
-    /// `stored` rows of an `Enqueued`); false when no connection does.
+    /// `stored` rows of one `Enqueued`, which all belong to one device); false when no
+    /// connection holds it.
     @discardableResult
     public func stored(_ entries: [QueuedMessage]) -> Bool {
         guard let first = entries.first, let connection = connections.withLock({ $0[first.androidID] }) else {

@@ -87,17 +87,18 @@ public struct HeraldNode: Sendable {
         async throws
     {
         let ready = ReadyLatch(onRunning)
+        var services: [any Service] = [
+            makeApplication { port in await ready.http(port) },
+            GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
+            CredentialRefresher(directory: directory, store: store, logger: logger),
+            FanoutService(engine: fanouts),
+            ExpirySweeper(
+                store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
+        ]
+        if let sqlite = store as? SQLiteStore { services.append(LogCheckpointer(store: sqlite, logger: logger)) }
         let group = ServiceGroup(
             configuration: .init(
-                services: [
-                    makeApplication { port in await ready.http(port) },
-                    GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
-                    CredentialRefresher(directory: directory, store: store, logger: logger),
-                    FanoutService(engine: fanouts),
-                    ExpirySweeper(
-                        store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
-                    LogCheckpointer(store: store as? SQLiteStore, logger: logger),
-                ],
+                services: services,
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger))
         try await group.run()
@@ -134,18 +135,18 @@ actor ReadyLatch {
 /// Moves the SQLite write-ahead log into the database file in the background, a few
 /// times a second, so that writers (a fanout above all) do not checkpoint in a transaction.
 struct LogCheckpointer: Service {
-    let store: SQLiteStore?
+    let store: SQLiteStore
     let logger: Logger
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
-                    try await store?.checkpoint()
+                    try await store.checkpoint()
                 } catch {
                     logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
                 }
-                try? await Task.sleep(for: .milliseconds(store == nil ? 60_000 : 200))
+                try? await Task.sleep(for: .milliseconds(200))
             }
         }
     }

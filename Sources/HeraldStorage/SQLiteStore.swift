@@ -33,11 +33,10 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Copies committed log pages into the database file without waiting for readers or
-    /// the writer (a passive checkpoint); answers how many pages the log holds.
-    @discardableResult
-    public func checkpoint() async throws -> Int {
+    /// the writer (a passive checkpoint).
+    public func checkpoint() async throws {
         try await checkpointer.writeWithoutTransaction { db in
-            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)").map { $0[1] as Int } ?? 0
+            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
         }
     }
 
@@ -378,7 +377,11 @@ public final class SQLiteStore: HeraldStore {
         // The queues of every token in the batch, read at once (a fanout page holds hundreds).
         var current: [String: [QueuedMessage]] = [:]
         // Persistent ids are unique per device; the device's rows are read here anyway.
-        var taken: Set<String> = []
+        struct DeviceMessage: Hashable {
+            var androidID: UInt64
+            var persistentID: String
+        }
+        var taken: Set<DeviceMessage> = []
         let tokens = Set(queue.map(\.token))
         let devices = Array(Set(queue.map { Int64(bitPattern: $0.androidID) }))
         for start in stride(from: 0, to: devices.count, by: 500) {
@@ -390,7 +393,7 @@ public final class SQLiteStore: HeraldStore {
                 arguments: StatementArguments(chunk))
             {
                 let entry = Self.queued(row)
-                taken.insert("\(entry.androidID)/\(entry.persistentID)")
+                taken.insert(DeviceMessage(androidID: entry.androidID, persistentID: entry.persistentID))
                 if tokens.contains(entry.token) { current[entry.token, default: []].append(entry) }
             }
         }
@@ -401,7 +404,8 @@ public final class SQLiteStore: HeraldStore {
             current[entry.token]?.removeAll { admission.decision.delete.contains($0.sequence) }
             var stored: [QueuedMessage] = []
             for row in admission.inserts {
-                guard taken.insert("\(row.androidID)/\(row.persistentID)").inserted else {
+                guard taken.insert(DeviceMessage(androidID: row.androidID, persistentID: row.persistentID)).inserted
+                else {
                     throw StoreError.conflict("persistent id \(row.persistentID)")
                 }
                 var inserted = row

@@ -58,6 +58,8 @@ public struct QuotaBenchmark: Sendable {
         public var offeredPerSecond: Double
         public var acceptedPerSecond: Double
         public var refused: Int
+        /// Answers other than 200 and 429, over every phase: a sound run has none.
+        public var failures: Int
         public var baselineNeighbour: LatencySummary
         /// The neighbour beside the other project sending at exactly its quota.
         public var atQuotaNeighbour: LatencySummary
@@ -75,6 +77,7 @@ public struct QuotaBenchmark: Sendable {
                 (key: "accepted_per_second", value: .number((acceptedPerSecond * 10).rounded() / 10)),
                 (key: "deviation_percent", value: .number((deviationPercent * 100).rounded() / 100)),
                 (key: "refused", value: .number(Double(refused))),
+                (key: "failures", value: .number(Double(failures))),
                 (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
@@ -135,6 +138,8 @@ public struct QuotaBenchmark: Sendable {
         return Report(
             quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
             acceptedPerSecond: Double(loaded.load.accepted) / options.seconds, refused: loaded.load.refused,
+            failures: [alone.value, refusals.value, atQuota.load, atQuota.neighbour, loaded.load, loaded.neighbour]
+                .map(\.other).reduce(0, +),
             baselineNeighbour: LatencySummary(nanoseconds: alone.value.latencyNanoseconds),
             atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
             loadedNeighbour: LatencySummary(nanoseconds: loaded.neighbour.latencyNanoseconds),

@@ -89,6 +89,7 @@ struct BenchCommand: AsyncParsableCommand {
                     + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)); "
                     + "beside one at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
                     + "\(Int(report.loadedNeighbour.p99))")
+            if report.failures > 0 { print("answers other than 200 and 429: \(report.failures)") }
         }
     }
 
