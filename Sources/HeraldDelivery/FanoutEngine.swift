@@ -288,11 +288,10 @@ public actor FanoutEngine {
     private nonisolated func matching(_ candidates: [Registration], job: FanoutJob) async throws -> [Registration] {
         guard case .condition(let text) = job.audience else { return candidates }
         let condition = try Condition.parse(text)
-        var matched: [Registration] = []
-        for registration in candidates {
-            let topics = Set(try await store.subscriptions(token: registration.token).map(\.topic))
-            if condition.matches({ topics.contains($0) }) { matched.append(registration) }
+        let subscribed = try await store.topics(ofTokens: candidates.map(\.token))
+        return candidates.filter { registration in
+            let topics = subscribed[registration.token] ?? []
+            return condition.matches { topics.contains($0) }
         }
-        return matched
     }
 }

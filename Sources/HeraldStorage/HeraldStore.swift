@@ -136,6 +136,10 @@ public protocol HeraldStore: Sendable {
     /// A token's subscriptions, by topic name.
     func subscriptions(token: String) async throws -> [TopicSubscription]
 
+    /// The topics each of `tokens` is subscribed to, read at once (a condition fanout
+    /// checks a page of hundreds); tokens with no subscription are left out.
+    func topics(ofTokens tokens: [String]) async throws -> [String: Set<String>]
+
     /// Live app registrations of a project, ordered by token, after `cursor`: those
     /// subscribed to any of `topics`, or every one when `topics` is nil.
     func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws

@@ -246,6 +246,14 @@ public actor InMemoryStore: HeraldStore {
         (topicSubscriptions[token] ?? [:]).values.sorted { $0.topic < $1.topic }
     }
 
+    public func topics(ofTokens tokens: [String]) -> [String: Set<String>] {
+        var result: [String: Set<String>] = [:]
+        for token in tokens {
+            if let topics = topicSubscriptions[token], !topics.isEmpty { result[token] = Set(topics.keys) }
+        }
+        return result
+    }
+
     public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) -> [Registration] {
         let wanted = topics.map(Set.init)
         return Array(

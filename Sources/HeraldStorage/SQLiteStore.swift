@@ -384,18 +384,12 @@ public final class SQLiteStore: HeraldStore {
         var taken: Set<DeviceMessage> = []
         let tokens = Set(queue.map(\.token))
         let devices = Array(Set(queue.map { Int64(bitPattern: $0.androidID) }))
-        for start in stride(from: 0, to: devices.count, by: 500) {
-            let chunk = Array(devices[start..<min(start + 500, devices.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-            for row in try Row.fetchAll(
-                db,
-                sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id IN (\(marks)) ORDER BY sequence",
-                arguments: StatementArguments(chunk))
-            {
-                let entry = Self.queued(row)
-                taken.insert(DeviceMessage(androidID: entry.androidID, persistentID: entry.persistentID))
-                if tokens.contains(entry.token) { current[entry.token, default: []].append(entry) }
-            }
+        try Self.forEachRow(
+            db, "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id IN (?) ORDER BY sequence", of: devices
+        ) { row in
+            let entry = Self.queued(row)
+            taken.insert(DeviceMessage(androidID: entry.androidID, persistentID: entry.persistentID))
+            if tokens.contains(entry.token) { current[entry.token, default: []].append(entry) }
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
         for entry in queue {
@@ -417,6 +411,23 @@ public final class SQLiteStore: HeraldStore {
             decisions.append(Enqueued(decision: admission.decision, stored: stored))
         }
         return (decisions, counted)
+    }
+
+    /// Runs `sql`, whose one `IN (?)` takes `values`, in chunks of 500 values (well under
+    /// SQLite's limit on bound parameters), and hands every row to `body`.
+    private static func forEachRow(
+        _ db: Database, _ sql: String, of values: [some DatabaseValueConvertible], _ body: (Row) throws -> Void
+    ) throws {
+        for start in stride(from: 0, to: values.count, by: 500) {
+            let chunk = Array(values[start..<min(start + 500, values.count)])
+            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            for row in try Row.fetchAll(
+                db, sql: sql.replacingOccurrences(of: "IN (?)", with: "IN (\(marks))"),
+                arguments: StatementArguments(chunk))
+            {
+                try body(row)
+            }
+        }
     }
 
     /// Inserts a queue entry; answers its sequence number. The values are bound with
@@ -635,16 +646,11 @@ public final class SQLiteStore: HeraldStore {
         guard !androidIDs.isEmpty else { return [:] }
         return try await pool.read { db in
             var result: [UInt64: Timestamp?] = [:]
-            for start in stride(from: 0, to: androidIDs.count, by: 500) {
-                let chunk = androidIDs[start..<min(start + 500, androidIDs.count)].map { Int64(bitPattern: $0) }
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                for row in try Row.fetchAll(
-                    db, sql: "SELECT android_id, last_connected_at FROM devices WHERE android_id IN (\(marks))",
-                    arguments: StatementArguments(chunk))
-                {
-                    result[UInt64(bitPattern: row["android_id"])] =
-                        (row["last_connected_at"] as Int64?).map { Timestamp(milliseconds: $0) }
-                }
+            try Self.forEachRow(
+                db, "SELECT android_id, last_connected_at FROM devices WHERE android_id IN (?)",
+                of: androidIDs.map { Int64(bitPattern: $0) }
+            ) { row in
+                result[UInt64(bitPattern: row[0])] = (row[1] as Int64?).map { Timestamp(milliseconds: $0) }
             }
             return result
         }
@@ -855,6 +861,18 @@ public final class SQLiteStore: HeraldStore {
                     projectID: row["project_id"], token: row["token"], topic: row["topic"],
                     createdAt: Timestamp(milliseconds: row["created_at"]))
             }
+        }
+    }
+
+    public func topics(ofTokens tokens: [String]) async throws -> [String: Set<String>] {
+        guard !tokens.isEmpty else { return [:] }
+        return try await pool.read { db in
+            var result: [String: Set<String>] = [:]
+            try Self.forEachRow(db, "SELECT token, topic FROM topic_subscriptions WHERE token IN (?)", of: tokens) {
+                row in
+                result[row[0], default: []].insert(row[1])
+            }
+            return result
         }
     }
 

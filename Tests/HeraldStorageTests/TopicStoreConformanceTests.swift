@@ -26,6 +26,7 @@ import Testing
             try await store.subscribe(subscription("t1", "c"), limit: 2)
         }
         #expect(try await store.subscriptions(token: "t1").map(\.topic) == ["a", "b"])
+        #expect(try await store.topics(ofTokens: ["t1", "unknown"]) == ["t1": ["a", "b"]])
         #expect(try await store.unsubscribe(token: "t1", topic: "a"))
         #expect(try await !store.unsubscribe(token: "t1", topic: "a"))
     }
