@@ -21,6 +21,19 @@ def free_port():
         return s.getsockname()[1]
 
 
+def wait_until_healthy(url, seconds=30):
+    """Waits until a herald serve answers its health check."""
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/healthz", timeout=1) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.1)
+    raise RuntimeError(f"herald serve at {url} did not start")
+
+
 class HeraldServer:
     """A herald serve process on a free loopback port with its own data directory."""
 
@@ -63,15 +76,7 @@ class HeraldServer:
              "--gateway-port", str(self.gateway_port)],
             stdout=log, stderr=subprocess.STDOUT,
         )
-        deadline = time.time() + 30
-        while time.time() < deadline:
-            try:
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=1) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(0.1)
-        raise RuntimeError("herald serve did not start")
+        wait_until_healthy(self.url)
 
     def metrics(self):
         with urllib.request.urlopen(f"{self.url}/metrics", timeout=5) as response:

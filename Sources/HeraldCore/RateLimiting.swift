@@ -52,6 +52,29 @@ public struct SlidingWindow: Sendable {
         return Int64(span + 1) * bucketMilliseconds
     }
 
+    /// This window's counts plus `other`'s (a window of the same shape, e.g. what other
+    /// nodes counted), both as of `now`.
+    public mutating func adding(_ other: SlidingWindow, at now: Timestamp) -> SlidingWindow {
+        precondition(other.bucketMilliseconds == bucketMilliseconds && other.span == span)
+        var other = other
+        advance(to: now)
+        other.advance(to: now)
+        var sum = self
+        for index in buckets.indices { sum.buckets[index] += other.buckets[index] }
+        sum.total += other.total
+        return sum
+    }
+
+    /// The non-empty buckets inside the window at `now`: each bucket's start (milliseconds
+    /// since the epoch) and count, oldest first.
+    public mutating func counts(at now: Timestamp) -> [(start: Int64, count: Int)] {
+        advance(to: now)
+        return stride(from: newest - Int64(span), through: newest, by: 1).compactMap { index in
+            let count = Int(buckets[slot(index)])
+            return count == 0 ? nil : (index * bucketMilliseconds, count)
+        }
+    }
+
     /// Where the bucket with this absolute index lives in the ring (indices before the
     /// first bucket, which `wait` may look at, count as empty slots of the ring too).
     private func slot(_ index: Int64) -> Int {

@@ -37,6 +37,9 @@ public final class DeviceRegistry: Sendable {
     }
 
     private let connections: Mutex<[UInt64: Connection]> = Mutex([:])
+    /// Told about devices that got messages but hold no connection here, when several
+    /// nodes share the store (another node may hold them).
+    private let elsewhere: Mutex<(@Sendable (UInt64) -> Void)?> = Mutex(nil)
 
     public init() {}
 
@@ -55,13 +58,28 @@ public final class DeviceRegistry: Sendable {
 
     /// Tells the connection holding a device about entries just stored in its queue (the
     /// `stored` rows of one `Enqueued`, which all belong to one device); false when no
-    /// connection holds it.
+    /// connection here holds it, in which case the `elsewhere` handler hears of the device.
     @discardableResult
     public func stored(_ entries: [QueuedMessage]) -> Bool {
-        guard let first = entries.first, let connection = connections.withLock({ $0[first.androidID] }) else {
+        guard let first = entries.first else { return false }
+        guard let connection = connections.withLock({ $0[first.androidID] }) else {
+            elsewhere.withLock { $0 }?(first.androidID)
             return false
         }
         for entry in entries { connection.stored(entry) }
+        return true
+    }
+
+    /// Sets who hears of devices that got messages while connected to no session here.
+    public func forwardElsewhere(_ handler: @escaping @Sendable (UInt64) -> Void) {
+        elsewhere.withLock { $0 = handler }
+    }
+
+    /// Asks the session holding a device to read its queue; false when none holds it here.
+    @discardableResult
+    public func wake(androidID: UInt64) -> Bool {
+        guard let connection = connections.withLock({ $0[androidID] }) else { return false }
+        connection.wake()
         return true
     }
 
@@ -69,6 +87,11 @@ public final class DeviceRegistry: Sendable {
     public func deliverNow(androidID: UInt64, _ message: QueuedMessage) -> Bool {
         guard let connection = connections.withLock({ $0[androidID] }) else { return false }
         return connection.deliverNow(message)
+    }
+
+    /// Asks every session here to read its queue.
+    public func wakeAll() {
+        for connection in connections.withLock({ Array($0.values) }) { connection.wake() }
     }
 
     /// Whether a device holds a connection here.

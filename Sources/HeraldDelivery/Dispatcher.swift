@@ -76,7 +76,14 @@ public final class Dispatcher: Sendable {
             return MessageID.dryRun
         }
         if let registration {
-            try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
+            if let cluster = store as? any ClusterStore {
+                let recent = try await cluster.recentMessages(
+                    to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
+                    minuteSince: now.adding(milliseconds: -60_000), hourSince: now.adding(milliseconds: -3_600_000))
+                try quotas.checkDeviceMessage(recent: recent, project: project, now: now)
+            } else {
+                try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
+            }
         }
         let id = MessageID.make(at: now)
         let limits = project.settings.message

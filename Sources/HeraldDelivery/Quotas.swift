@@ -1,12 +1,21 @@
 public import HeraldCore
+public import HeraldStorage
 import Synchronization
 
 /// The rate limits of SEMANTICS T1, T2, T4 and T6, each read from the project's current
 /// settings at every check, so that `herald project set` applies at once.
 ///
 /// State is kept in memory on this node; windows and buckets that hold nothing are
-/// forgotten, so memory follows the projects and devices that are busy now.
+/// forgotten, so memory follows the projects and devices that are busy now. Nodes sharing
+/// a store exchange their project counts (`localCounts`, `setRemoteCounts`), and a project
+/// quota then counts every node's messages.
 public final class Quotas: Sendable {
+    /// The project quotas that hold across nodes.
+    public enum Shared: String, Sendable, CaseIterable {
+        case downstream
+        case topicOperations = "topic-ops"
+    }
+
     private struct DeviceWindows {
         var minute = SlidingWindow(windowMilliseconds: 60_000, buckets: 60)
         var hour = SlidingWindow(windowMilliseconds: 3_600_000, buckets: 60)
@@ -15,6 +24,8 @@ public final class Quotas: Sendable {
     private struct State {
         var downstream: [String: SlidingWindow] = [:]
         var topicOperations: [String: SlidingWindow] = [:]
+        /// What other nodes counted, per shared quota and project.
+        var remote: [Shared: [String: SlidingWindow]] = [:]
         var devices: [String: DeviceWindows] = [:]
         var collapsible: [String: (bucket: TokenBucket, capacity: Int, refill: Int64)] = [:]
         var lastSweep = Timestamp(milliseconds: 0)
@@ -37,7 +48,8 @@ public final class Quotas: Sendable {
             sweep(&state, now: now)
             var window = state.downstream[project.id] ?? Self.minuteWindow()
             defer { state.downstream[project.id] = window }
-            let wait = window.wait(toFit: count, limit: limit, at: now)
+            var combined = Self.combined(&window, state.remote[.downstream]?[project.id], at: now)
+            let wait = combined.wait(toFit: count, limit: limit, at: now)
             if wait == 0 { window.add(count, at: now) }
             return wait
         }
@@ -63,10 +75,10 @@ public final class Quotas: Sendable {
         let limit = project.settings.topicOpsPerSecond
         let granted = state.withLock { state -> Int in
             sweep(&state, now: now)
-            var window =
-                state.topicOperations[project.id] ?? SlidingWindow(windowMilliseconds: 1_000, buckets: 10)
+            var window = state.topicOperations[project.id] ?? Self.secondWindow()
             defer { state.topicOperations[project.id] = window }
-            let granted = max(0, min(requested, limit - window.count(at: now)))
+            var combined = Self.combined(&window, state.remote[.topicOperations]?[project.id], at: now)
+            let granted = max(0, min(requested, limit - combined.count(at: now)))
             window.add(granted, at: now)
             return granted
         }
@@ -105,10 +117,30 @@ public final class Quotas: Sendable {
             }
             return wait
         }
-        guard wait > 0 else { return }
+        if wait > 0 { throw deviceMessageRateExceeded(project, waitMilliseconds: wait) }
+    }
+
+    /// The same limit counted from the messages every node stored for the app instance
+    /// (a store shared by several nodes answers `recent`).
+    public func checkDeviceMessage(recent: RecentMessages, project: Project, now: Timestamp) throws(HeraldError) {
+        let settings = project.settings
+        var wait: Int64 = 0
+        if recent.minute >= settings.devicePerMinute {
+            wait = (recent.oldestInMinute ?? now).milliseconds + 60_000 - now.milliseconds
+        }
+        if recent.hour >= settings.devicePerHour {
+            wait = max(wait, (recent.oldestInHour ?? now).milliseconds + 3_600_000 - now.milliseconds)
+        }
+        if recent.minute >= settings.devicePerMinute || recent.hour >= settings.devicePerHour {
+            throw deviceMessageRateExceeded(project, waitMilliseconds: max(1, wait))
+        }
+    }
+
+    private func deviceMessageRateExceeded(_ project: Project, waitMilliseconds: Int64) -> HeraldError {
+        let settings = project.settings
         metrics?.increment("herald_quota_rejections_total", [("project", project.id), ("quota", "device")])
-        throw HeraldError.quotaExceeded(
-            subject: "projects/\(project.id)/device", retryAfterSeconds: Self.seconds(wait),
+        return HeraldError.quotaExceeded(
+            subject: "projects/\(project.id)/device", retryAfterSeconds: Self.seconds(waitMilliseconds),
             message:
                 "Too many messages to this app instance: at most \(settings.devicePerMinute) a minute and "
                 + "\(settings.devicePerHour) an hour.",
@@ -131,9 +163,54 @@ public final class Quotas: Sendable {
         }
     }
 
+    // MARK: Sharing between nodes
+
+    /// This node's counts of a shared quota: per project, the non-empty buckets still
+    /// inside the window at `now`.
+    public func localCounts(_ quota: Shared, now: Timestamp) -> [QuotaCount] {
+        state.withLock { state in
+            var windows = quota == .downstream ? state.downstream : state.topicOperations
+            return windows.keys.sorted().flatMap { project in
+                windows[project]!.counts(at: now).map {
+                    QuotaCount(projectID: project, bucket: $0.start, count: $0.count)
+                }
+            }
+        }
+    }
+
+    /// Replaces what other nodes counted of a shared quota.
+    public func setRemoteCounts(_ quota: Shared, _ counts: [QuotaCount], now: Timestamp) {
+        var windows: [String: SlidingWindow] = [:]
+        for count in counts.sorted(by: { $0.bucket < $1.bucket }) where count.count > 0 {
+            var window = windows[count.projectID] ?? Self.window(for: quota)
+            window.add(count.count, at: Timestamp(milliseconds: count.bucket))
+            windows[count.projectID] = window
+        }
+        state.withLock { $0.remote[quota] = windows }
+    }
+
+    /// How far back a shared quota's counts matter.
+    public static func windowMilliseconds(_ quota: Shared) -> Int64 {
+        quota == .downstream ? 60_000 : 1_000
+    }
+
     // MARK: Helpers
 
     static func minuteWindow() -> SlidingWindow { SlidingWindow(windowMilliseconds: 60_000, buckets: 600) }
+
+    static func secondWindow() -> SlidingWindow { SlidingWindow(windowMilliseconds: 1_000, buckets: 10) }
+
+    static func window(for quota: Shared) -> SlidingWindow {
+        quota == .downstream ? minuteWindow() : secondWindow()
+    }
+
+    /// This node's window plus other nodes' counts, if any.
+    private static func combined(_ window: inout SlidingWindow, _ remote: SlidingWindow?, at now: Timestamp)
+        -> SlidingWindow
+    {
+        guard let remote else { return window }
+        return window.adding(remote, at: now)
+    }
 
     /// Whole seconds for `Retry-After`, at least one.
     static func seconds(_ milliseconds: Int64) -> Int { Int(max(1, (milliseconds + 999) / 1000)) }

@@ -261,6 +261,10 @@ public final class DeviceGateway: Sendable {
         connections.remove(connectionID)
         if let androidID = session.androidID {
             devices.unregister(androidID: androidID, connectionID: connectionID)
+            // Other nodes stop signalling this node for the device, unless it is back already.
+            if let cluster = store as? any ClusterStore, !devices.isConnected(androidID: androidID) {
+                try? await cluster.releaseConnection(androidID: androidID)
+            }
         }
     }
 

@@ -24,6 +24,8 @@ public struct HeraldNode: Sendable {
     /// Expands topic, condition and device-group sends.
     public let fanouts: FanoutEngine
     public let environment: HTTPEnvironment
+    /// The rate limits, shared with other nodes through the store when it is a cluster store.
+    public let quotas: Quotas
     let logger: Logger
 
     /// Builds a node over a store; nothing listens until `run()`.
@@ -41,9 +43,14 @@ public struct HeraldNode: Sendable {
         directory = CredentialDirectory()
         devices = DeviceRegistry()
         try await directory.reload(from: store, force: true)
+        if let cluster = store as? any ClusterStore {
+            // Claims left from this node's previous run: its connections are gone.
+            _ = try await cluster.releaseNode(cluster.nodeID)
+        }
         let secret = try await store.secret(named: "access-token-hmac") { SecureRandom.bytes(32) }
         let directory = directory
         let quotas = Quotas(metrics: metrics)
+        self.quotas = quotas
         gateway = try DeviceGateway(
             configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,
             metrics: metrics,
@@ -64,9 +71,17 @@ public struct HeraldNode: Sendable {
             renderMetrics: { metricsRegistry.emitToString() })
     }
 
-    /// Opens the embedded SQLite store in the configured data directory.
-    public static func openStore(_ configuration: ServerConfiguration) throws -> any HeraldStore {
-        try SQLiteStore(dataDirectory: configuration.dataDirectory)
+    /// Opens the configured store: PostgreSQL when `storeURL` names one, otherwise the
+    /// embedded SQLite store in the data directory.
+    public static func openStore(_ configuration: ServerConfiguration, logger: Logger) async throws -> any HeraldStore {
+        guard let url = configuration.storeURL else {
+            return try SQLiteStore(dataDirectory: configuration.dataDirectory)
+        }
+        guard let location = PostgresStore.Location(url: url) else {
+            throw PostgresStore.Unreachable(description: "not a postgres:// URL: \(url)")
+        }
+        return try await PostgresStore.open(
+            location, nodeID: configuration.nodeID, logger: logger, connections: configuration.databaseConnections)
     }
 
     /// The Hummingbird application serving every HTTP route.
@@ -96,6 +111,12 @@ public struct HeraldNode: Sendable {
                 store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
         ]
         if let sqlite = store as? SQLiteStore { services.append(LogCheckpointer(store: sqlite, logger: logger)) }
+        if let cluster = store as? any ClusterStore {
+            services.append(
+                ClusterService(
+                    store: cluster, devices: devices, quotas: quotas, fanouts: fanouts, clock: clock,
+                    timing: configuration.cluster, logger: logger))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services,

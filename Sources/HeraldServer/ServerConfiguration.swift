@@ -4,6 +4,15 @@ public import HeraldGateway
 public struct ServerConfiguration: Sendable {
     /// Where the embedded store and generated secrets live. Default `./herald-data`.
     public var dataDirectory: String = "./herald-data"
+    /// A `postgres://` URL: the shared store several nodes use; nil for embedded SQLite.
+    public var storeURL: String?
+    /// This node's name among the nodes sharing a store; stable across restarts, so that a
+    /// restarted node takes back what it held.
+    public var nodeID: String = "node-1"
+    /// Connections to PostgreSQL per node.
+    public var databaseConnections: Int = 20
+    /// Heartbeats, signals and quota exchange between nodes.
+    public var cluster = ClusterService.Timing()
     /// The HTTP listen address. Default `127.0.0.1`.
     public var httpHost: String = "127.0.0.1"
     /// The HTTP port; 0 picks a free one. Default 8080.

@@ -232,7 +232,7 @@ public final class SQLiteStore: HeraldStore {
     // MARK: Projects
 
     public func createProject(_ project: Project, firstKey: ServiceAccountKey) async throws {
-        let settings = try Self.encode(project.settings)
+        let settings = try StoreCoding.encode(project.settings)
         try await write { db in
             try db.execute(
                 sql: """
@@ -261,7 +261,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func updateSettings(_ settings: ProjectSettings, projectID: String) async throws -> Bool {
-        let encoded = try Self.encode(settings)
+        let encoded = try StoreCoding.encode(settings)
         return try await write { db in
             try db.execute(sql: "UPDATE projects SET settings = ? WHERE id = ?", arguments: [encoded, projectID])
             guard db.changesCount > 0 else { return false }
@@ -489,18 +489,14 @@ public final class SQLiteStore: HeraldStore {
     }
 
     private static func record(_ stats: [DeliveryStat], _ db: Database) throws {
-        var totals: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
-        for stat in stats { totals[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
-        for (key, counters) in totals {
-            for (counter, amount) in counters where amount != 0 {
-                try db.execute(
-                    sql: """
-                        INSERT INTO delivery_stats (project_id, day, app_id, label, counter, value)
-                        VALUES (?, ?, ?, ?, ?, ?)
-                        ON CONFLICT (project_id, day, app_id, label, counter) DO UPDATE SET value = value + excluded.value
-                        """,
-                    arguments: [key.projectID, key.day, key.appID, key.label, counter.rawValue, amount])
-            }
+        for (key, counter, amount) in StoreCoding.totals(stats) {
+            try db.execute(
+                sql: """
+                    INSERT INTO delivery_stats (project_id, day, app_id, label, counter, value)
+                    VALUES (?, ?, ?, ?, ?, ?)
+                    ON CONFLICT (project_id, day, app_id, label, counter) DO UPDATE SET value = value + excluded.value
+                    """,
+                arguments: [key.projectID, key.day, key.appID, key.label, counter.rawValue, amount])
         }
     }
 
@@ -773,40 +769,25 @@ public final class SQLiteStore: HeraldStore {
         async throws -> [DeliveryReportRow]
     {
         try await pool.read { db in
-            var counts: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
-            let rows = try Row.fetchAll(
+            let counters = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT * FROM delivery_stats WHERE project_id = ? AND day >= ? AND day <= ?
-                    \(appID == nil ? "" : "AND app_id = ?")
+                    SELECT day, app_id, label, counter, value FROM delivery_stats
+                    WHERE project_id = ? AND day >= ? AND day <= ? \(appID == nil ? "" : "AND app_id = ?")
                     """,
                 arguments: StatementArguments(
-                    [projectID, from.description, through.description] + (appID.map { [$0] } ?? [])))
-            for row in rows {
-                let key = DeliveryStatKey(
-                    projectID: projectID, day: row["day"], appID: row["app_id"], label: row["label"])
-                if let counter = DeliveryCounter(rawValue: row["counter"]) {
-                    counts[key, default: [:]][counter] = row["value"]
-                }
-            }
-            var pending: [DeliveryStatKey: Int] = [:]
+                    [projectID, from.description, through.description] + (appID.map { [$0] } ?? []))
+            ).map { StoreCoding.CounterRow(day: $0[0], appID: $0[1], label: $0[2], counter: $0[3], value: $0[4]) }
             let queued = try Row.fetchAll(
                 db,
                 sql: """
-                    SELECT app_id, analytics_label, created_at FROM device_queue
+                    SELECT created_at, app_id, analytics_label FROM device_queue
                     WHERE project_id = ? AND deleted_count = 0 \(appID == nil ? "" : "AND app_id = ?")
                     """,
-                arguments: StatementArguments([projectID] + (appID.map { [$0] } ?? [])))
-            for row in queued {
-                let key = DeliveryStatKey(
-                    projectID: projectID, at: Timestamp(milliseconds: row["created_at"]), appID: row["app_id"],
-                    label: row["analytics_label"])
-                guard let day = CalendarDay(key.day), from <= day, day <= through else { continue }
-                pending[key, default: 0] += 1
-            }
-            return Set(counts.keys).union(pending.keys)
-                .sorted { ($0.day, $0.appID, $0.label) < ($1.day, $1.appID, $1.label) }
-                .map { DeliveryReportRow(key: $0, counts: counts[$0] ?? [:], pending: pending[$0] ?? 0) }
+                arguments: StatementArguments([projectID] + (appID.map { [$0] } ?? []))
+            ).map { StoreCoding.PendingRow(createdAt: Timestamp(milliseconds: $0[0]), appID: $0[1], label: $0[2]) }
+            return StoreCoding.report(
+                projectID: projectID, counters: counters, queued: queued, from: from, through: through)
         }
     }
 
@@ -910,7 +891,7 @@ public final class SQLiteStore: HeraldStore {
     // MARK: Fanouts
 
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
-        let (kind, audience) = Self.encode(job.audience)
+        let (kind, audience) = StoreCoding.encode(job.audience)
         try await write { db in
             try db.execute(
                 sql: """
@@ -939,7 +920,9 @@ public final class SQLiteStore: HeraldStore {
         try await pool.read { db in
             try Row.fetchAll(db, sql: "SELECT * FROM fanouts WHERE state != 'done' ORDER BY created_at, message_id")
                 .compactMap { row in
-                    guard let audience = Self.decodeAudience(row["audience_kind"], row["audience"]) else { return nil }
+                    guard let audience = StoreCoding.decodeAudience(row["audience_kind"], row["audience"]) else {
+                        return nil
+                    }
                     return FanoutJob(
                         messageID: row["message_id"], projectID: row["project_id"], audience: audience,
                         body: row["body"],
@@ -974,30 +957,15 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    private static func encode(_ audience: FanoutJob.Audience) -> (String, String) {
-        switch audience {
-        case .topic(let name): return ("topic", name)
-        case .condition(let text): return ("condition", text)
-        case .deviceGroup(let key): return ("group", key)
-        }
-    }
-
-    private static func decodeAudience(_ kind: String, _ value: String) -> FanoutJob.Audience? {
-        switch kind {
-        case "topic": return .topic(value)
-        case "condition": return .condition(value)
-        case "group": return .deviceGroup(notificationKey: value)
-        default: return nil
-        }
-    }
-
     // MARK: Device groups
 
     public func createDeviceGroup(_ group: DeviceGroup) async throws {
         try await write { db in
             try db.execute(
                 sql: "INSERT INTO device_groups (notification_key, project_id, name, members) VALUES (?, ?, ?, ?)",
-                arguments: [group.notificationKey, group.projectID, group.name, group.members.joined(separator: "\n")])
+                arguments: [
+                    group.notificationKey, group.projectID, group.name, StoreCoding.encode(members: group.members),
+                ])
         }
     }
 
@@ -1014,10 +982,9 @@ public final class SQLiteStore: HeraldStore {
                 arguments.append(notificationKey)
             }
             return try Row.fetchOne(db, sql: sql + " LIMIT 1", arguments: StatementArguments(arguments)).map { row in
-                let members: String = row["members"]
-                return DeviceGroup(
+                DeviceGroup(
                     projectID: row["project_id"], name: row["name"], notificationKey: row["notification_key"],
-                    members: members.split(separator: "\n").map(String.init))
+                    members: StoreCoding.decodeMembers(row["members"]))
             }
         }
     }
@@ -1031,7 +998,7 @@ public final class SQLiteStore: HeraldStore {
             } else {
                 try db.execute(
                     sql: "UPDATE device_groups SET members = ? WHERE project_id = ? AND notification_key = ?",
-                    arguments: [members.joined(separator: "\n"), projectID, notificationKey])
+                    arguments: [StoreCoding.encode(members: members), projectID, notificationKey])
             }
             guard db.changesCount > 0 else { throw StoreError.notFound("device group") }
         }
@@ -1068,16 +1035,11 @@ public final class SQLiteStore: HeraldStore {
         try db.execute(sql: "UPDATE counters SET value = value + 1 WHERE name = 'credentials_revision'")
     }
 
-    private static func encode(_ settings: ProjectSettings) throws -> String {
-        String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
-    }
-
     private static func project(_ row: Row) throws -> Project {
-        let settingsText: String = row["settings"]
-        return Project(
+        Project(
             id: row["id"], number: row["number"], apiKey: row["api_key"], serverKey: row["server_key"],
             createdAt: Timestamp(milliseconds: row["created_at"]),
-            settings: try JSONDecoder().decode(ProjectSettings.self, from: Data(settingsText.utf8)))
+            settings: try StoreCoding.decodeSettings(row["settings"]))
     }
 
     /// The registration columns in the order `registration(_:)` reads them by position.

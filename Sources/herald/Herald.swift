@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 @main
 struct Herald: AsyncParsableCommand {
@@ -15,4 +16,9 @@ struct Herald: AsyncParsableCommand {
 struct StoreOptions: ParsableArguments {
     @Option(name: .customLong("data-dir"), help: "The data directory (embedded SQLite store).")
     var dataDirectory = "./herald-data"
+
+    @Option(
+        name: .customLong("store"),
+        help: "A postgres://user:password@host:port/database URL: the store several nodes share (env HERALD_STORE).")
+    var storeURL: String? = ProcessInfo.processInfo.environment["HERALD_STORE"]
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import HeraldCore
 import HeraldServer
 import HeraldStorage
+import Logging
 
 struct ProjectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -20,7 +21,7 @@ struct ProjectCommand: AsyncParsableCommand {
         var keyDirectory = "."
 
         func run() async throws {
-            let administration = ProjectAdministration(store: try openStore(storeOptions))
+            let administration = ProjectAdministration(store: try await openStore(storeOptions))
             let issued = try await administration.createProject(
                 id: projectID, publicURL: publicURL, keyFileDirectory: keyDirectory)
             print("project:        \(issued.project.id)")
@@ -37,7 +38,7 @@ struct ProjectCommand: AsyncParsableCommand {
         @OptionGroup var storeOptions: StoreOptions
 
         func run() async throws {
-            let store = try openStore(storeOptions)
+            let store = try await openStore(storeOptions)
             for project in try await store.projects() {
                 print("\(project.id)\t\(project.number)")
             }
@@ -50,7 +51,7 @@ struct ProjectCommand: AsyncParsableCommand {
         @Argument(help: "The project id.") var projectID: String
 
         func run() async throws {
-            let store = try openStore(storeOptions)
+            let store = try await openStore(storeOptions)
             guard let project = try await store.project(id: projectID) else {
                 throw ValidationError("No project \(projectID).")
             }
@@ -76,7 +77,7 @@ struct ProjectCommand: AsyncParsableCommand {
         @Argument(help: "name=value pairs, e.g. max-pending=50 (see herald project show).") var assignments: [String]
 
         func run() async throws {
-            let store = try openStore(storeOptions)
+            let store = try await openStore(storeOptions)
             guard var settings = try await store.project(id: projectID)?.settings else {
                 throw ValidationError("No project \(projectID).")
             }
@@ -120,7 +121,7 @@ struct ProjectCommand: AsyncParsableCommand {
         var keyDirectory = "."
 
         func run() async throws {
-            let administration = ProjectAdministration(store: try openStore(storeOptions))
+            let administration = ProjectAdministration(store: try await openStore(storeOptions))
             if revokeOnly {
                 guard let revoke else { throw ValidationError("--revoke-only needs --revoke KEY-ID.") }
                 try await administration.revokeKey(projectID: projectID, keyID: revoke)
@@ -136,8 +137,14 @@ struct ProjectCommand: AsyncParsableCommand {
     }
 }
 
-func openStore(_ options: StoreOptions) throws -> any HeraldStore {
+func openStore(_ options: StoreOptions) async throws -> any HeraldStore {
     var configuration = ServerConfiguration()
     configuration.dataDirectory = options.dataDirectory
-    return try HeraldNode.openStore(configuration)
+    configuration.storeURL = options.storeURL
+    // The command line claims nothing in a shared store; its node name only appears in logs.
+    configuration.nodeID = "cli"
+    configuration.databaseConnections = 2
+    var logger = Logger(label: "herald.cli")
+    logger.logLevel = .warning
+    return try await HeraldNode.openStore(configuration, logger: logger)
 }

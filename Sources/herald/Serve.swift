@@ -1,6 +1,8 @@
 import ArgumentParser
+import Foundation
 import HeraldGateway
 import HeraldServer
+import HeraldStorage
 import Logging
 
 struct Serve: AsyncParsableCommand {
@@ -43,6 +45,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("tls-hostname"), help: "A name the generated certificate is valid for (repeatable).")
     var tlsHostnames: [String] = []
 
+    @Option(
+        name: .customLong("node-id"),
+        help: "This node's name among nodes sharing a --store; keep it across restarts (env HERALD_NODE_ID).")
+    var nodeID = ProcessInfo.processInfo.environment["HERALD_NODE_ID"] ?? "node-1"
+
+    @Option(name: .customLong("database-connections"), help: "Connections to PostgreSQL from this node.")
+    var databaseConnections = 20
+
     @Option(name: .customLong("heartbeat-seconds"), help: "Seconds between gateway heartbeats on idle connections.")
     var heartbeatSeconds = 240
 
@@ -66,6 +76,9 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "herald")
         var configuration = ServerConfiguration()
         configuration.dataDirectory = storeOptions.dataDirectory
+        configuration.storeURL = storeOptions.storeURL
+        configuration.nodeID = nodeID
+        configuration.databaseConnections = databaseConnections
         configuration.httpHost = httpHost
         configuration.httpPort = httpPort
         configuration.publicURL = publicURL
@@ -85,9 +98,13 @@ struct Serve: AsyncParsableCommand {
             logger.info("devices trust the gateway CA in \(certificates.caPath)")
         }
         configuration.gateway = gateway
-        let store = try HeraldNode.openStore(configuration)
+        let store = try await HeraldNode.openStore(configuration, logger: logger)
         let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
-        logger.info("data directory \(configuration.dataDirectory)")
+        if let location = storeOptions.storeURL.flatMap(PostgresStore.Location.init(url:)) {
+            logger.info("shared store \(location.redacted), node \(nodeID)")
+        } else {
+            logger.info("data directory \(configuration.dataDirectory)")
+        }
         let host = httpHost
         let publicURL = publicURL
         try await node.run { httpPort, gatewayPorts in

@@ -13,7 +13,7 @@ struct StatsCommand: AsyncParsableCommand {
     @Option(help: "How many days back, today included.") var days = 7
 
     func run() async throws {
-        let store = try openStore(storeOptions)
+        let store = try await openStore(storeOptions)
         guard try await store.project(id: projectID) != nil else { throw ValidationError("No project \(projectID).") }
         let now = SystemClock().now()
         let rows = try await store.deliveryReport(

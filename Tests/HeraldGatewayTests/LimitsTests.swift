@@ -2,6 +2,7 @@ import HeraldClient
 import HeraldCore
 import HeraldDelivery
 import HeraldServer
+import HeraldStorage
 import Testing
 
 /// SEMANTICS T1, T2, T6 and overload, through a whole node with a manual clock.
@@ -119,6 +120,74 @@ import Testing
             #expect(refused.headers.first(name: "Retry-After") == "1")
             for _ in 0..<taken { gate.leave() }
             #expect(try await harness.sendRequest(data(token)).status == 200)
+        }
+    }
+}
+
+/// Quotas counted over several nodes: what other nodes counted comes in through
+/// `setRemoteCounts` (every 200 ms in a cluster) or, for one app instance, from the store.
+@Suite struct SharedQuotaTests {
+    func project(_ change: (inout ProjectSettings) -> Void) -> Project {
+        var project = Project(
+            id: "shared", number: 1, apiKey: "a", serverKey: "s", createdAt: Timestamp(seconds: 0))
+        change(&project.settings)
+        return project
+    }
+
+    @Test func T1_otherNodesMessagesCountAgainstTheProjectQuotaUntilTheyLeaveTheWindow() throws {
+        let quotas = Quotas()
+        let project = project { $0.downstreamPerMinute = 10 }
+        let now = Timestamp(milliseconds: 1_000_050)
+        quotas.setRemoteCounts(
+            .downstream, [QuotaCount(projectID: "shared", bucket: 990_000, count: 7)], now: now)
+        for _ in 0..<3 { try quotas.admitDownstream(project, now: now) }
+        #expect(throws: HeraldError.self) { try quotas.admitDownstream(project, now: now) }
+        // What this node counted is what it reports, by bucket.
+        #expect(
+            quotas.localCounts(.downstream, now: now) == [QuotaCount(projectID: "shared", bucket: 1_000_000, count: 3)])
+        // The other nodes' seven leave one window after their bucket; this node's three stay.
+        let later = Timestamp(milliseconds: 1_050_100)
+        for _ in 0..<7 { try quotas.admitDownstream(project, now: later) }
+        #expect(throws: HeraldError.self) { try quotas.admitDownstream(project, now: later) }
+    }
+
+    @Test func T2_otherNodesTopicChangesShareTheSecond() {
+        let quotas = Quotas()
+        let project = project { $0.topicOpsPerSecond = 5 }
+        let now = Timestamp(milliseconds: 2_000_000)
+        quotas.setRemoteCounts(
+            .topicOperations, [QuotaCount(projectID: "shared", bucket: 1_999_900, count: 4)], now: now)
+        #expect(quotas.admitTopicOperations(project, requested: 3, now: now) == 1)
+        #expect(quotas.admitTopicOperations(project, requested: 3, now: now.adding(milliseconds: 1_000)) == 3)
+    }
+
+    @Test func T6_messagesEveryNodeStoredForAnAppInstanceCount() throws {
+        let quotas = Quotas()
+        let project = project {
+            $0.devicePerMinute = 3
+            $0.devicePerHour = 5
+        }
+        let now = Timestamp(seconds: 10_000)
+        try quotas.checkDeviceMessage(
+            recent: RecentMessages(minute: 2, hour: 4, oldestInMinute: now, oldestInHour: now), project: project,
+            now: now)
+        do {
+            try quotas.checkDeviceMessage(
+                recent: RecentMessages(
+                    minute: 3, hour: 3, oldestInMinute: now.adding(milliseconds: -20_000), oldestInHour: nil),
+                project: project, now: now)
+            Issue.record("the minute limit was not applied")
+        } catch {
+            #expect(error.retryAfterSeconds == 40)
+        }
+        do {
+            try quotas.checkDeviceMessage(
+                recent: RecentMessages(
+                    minute: 1, hour: 5, oldestInMinute: now, oldestInHour: now.adding(milliseconds: -600_000)),
+                project: project, now: now)
+            Issue.record("the hour limit was not applied")
+        } catch {
+            #expect(error.retryAfterSeconds == 3_000)
         }
     }
 }

@@ -19,7 +19,7 @@ func queued(_ id: String, device: UInt64 = 42, expires: Int64 = 10_000) -> Queue
 /// Conformance for devices, registrations, installations and device queues.
 @Suite struct DeviceStoreConformanceTests {
     func prepared(_ backend: Backend) async throws -> any HeraldStore {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await store.createDevice(Device(androidID: 42, securityToken: .max, createdAt: Timestamp(seconds: 1)))
         return store

@@ -18,7 +18,7 @@ func entry(
     let limits = QueueLimits(maximumPending: 3, maximumCollapseKeys: 2)
 
     func prepared(_ backend: Backend) async throws -> any HeraldStore {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await store.createDevice(Device(androidID: 42, securityToken: 1, createdAt: Timestamp(seconds: 1)))
         return store

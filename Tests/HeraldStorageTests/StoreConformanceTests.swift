@@ -3,17 +3,24 @@ import HeraldCore
 import HeraldStorage
 import Testing
 
-/// The backends every conformance test runs against.
+/// The backends every conformance test runs against: PostgreSQL only when the test
+/// command started one (`scripts/with-postgres` sets `HERALD_TEST_POSTGRES`).
 enum Backend: String, CaseIterable, CustomTestStringConvertible {
     case memory
     case sqlite
+    case postgres
+
+    static var allCases: [Backend] {
+        TestDatabase.isAvailable ? [.memory, .sqlite, .postgres] : [.memory, .sqlite]
+    }
 
     var testDescription: String { rawValue }
 
-    func makeStore() throws -> any HeraldStore {
+    func makeStore() async throws -> any HeraldStore {
         switch self {
         case .memory: return InMemoryStore()
         case .sqlite: return try SQLiteStore(dataDirectory: temporaryDirectory())
+        case .postgres: return try await TestDatabase.makeStore()
         }
     }
 }
@@ -45,7 +52,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 @Suite struct StoreConformanceTests {
     @Test(arguments: Backend.allCases)
     func createsAndReadsProjects(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let project = sampleProject()
         try await store.createProject(project, firstKey: sampleKey("k1"))
         #expect(try await store.project(id: project.id) == project)
@@ -57,7 +64,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test(arguments: Backend.allCases)
     func refusesDuplicateIDsNumbersAndKeysAndChangesNothing(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         await #expect(throws: StoreError.self) {
             try await store.createProject(sampleProject(), firstKey: sampleKey("k9"))
@@ -77,7 +84,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test(arguments: Backend.allCases)
     func keysAreAddedListedAndRevoked(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await store.addServiceAccountKey(sampleKey("k2", at: 2000))
         await #expect(throws: StoreError.self) {
@@ -96,7 +103,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test(arguments: Backend.allCases)
     func theCredentialsRevisionMovesOnEveryCredentialChange(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         var last = try await store.credentialsRevision()
         func expectMoved() async throws {
             let now = try await store.credentialsRevision()
@@ -121,7 +128,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test(arguments: Backend.allCases)
     func deletingAProjectDeletesItsKeysAndMessages(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await store.appendMessages([sampleMessage("m1")])
         #expect(try await store.deleteProject(id: "alpha-project"))
@@ -133,7 +140,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test(arguments: Backend.allCases)
     func secretsAreMadeOnceAndKept(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         let first = try await store.secret(named: "s") { [1, 2, 3] }
         let second = try await store.secret(named: "s") { [9, 9, 9] }
         #expect(first == [1, 2, 3])
@@ -143,7 +150,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test(arguments: Backend.allCases)
     func messagesAreAppendedAllOrNone(_ backend: Backend) async throws {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await store.appendMessages([sampleMessage("m1"), sampleMessage("m2")])
         #expect(try await store.message(id: "m1") == sampleMessage("m1"))

@@ -5,7 +5,7 @@ import Testing
 /// Conformance for topic subscriptions, fanout jobs and device groups.
 @Suite struct TopicStoreConformanceTests {
     func prepared(_ backend: Backend, tokens: [String]) async throws -> any HeraldStore {
-        let store = try backend.makeStore()
+        let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await store.createDevice(Device(androidID: 42, securityToken: 1, createdAt: Timestamp(seconds: 1)))
         for token in tokens { try await store.createRegistration(sampleRegistration(token)) }

@@ -1,0 +1,163 @@
+public import HeraldCore
+public import HeraldDelivery
+public import HeraldStorage
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// What makes several nodes over one shared store act as one Herald: it signals the node
+/// holding a device when this node stored messages for it, wakes local devices when
+/// another node signals, exchanges quota counts, and takes over the claims of nodes that
+/// stopped answering.
+public struct ClusterService: Service {
+    /// How the service paces itself.
+    public struct Timing: Sendable {
+        /// Between two heartbeats of this node.
+        public var heartbeat: Duration = .seconds(1)
+        /// A node silent this long is taken for dead.
+        public var deadAfterMilliseconds: Int64 = 5_000
+        /// Between two quota exchanges (a quota may be exceeded by what other nodes accept
+        /// in this time).
+        public var quotaExchange: Duration = .milliseconds(200)
+        /// How long device signals are gathered before they are sent.
+        public var signalDelay: Duration = .milliseconds(5)
+
+        public init() {}
+    }
+
+    let store: any ClusterStore
+    let devices: DeviceRegistry
+    let quotas: Quotas
+    let fanouts: FanoutEngine
+    let clock: any HeraldClock
+    let timing: Timing
+    let logger: Logger
+    private let outbox: Outbox
+
+    public init(
+        store: any ClusterStore, devices: DeviceRegistry, quotas: Quotas, fanouts: FanoutEngine,
+        clock: any HeraldClock, timing: Timing = Timing(), logger: Logger
+    ) {
+        self.store = store
+        self.devices = devices
+        self.quotas = quotas
+        self.fanouts = fanouts
+        self.clock = clock
+        self.timing = timing
+        self.logger = logger
+        let outbox = Outbox()
+        self.outbox = outbox
+        devices.forwardElsewhere { androidID in outbox.add(androidID) }
+    }
+
+    public func run() async throws {
+        _ = try await store.heartbeat(now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
+        logger.info("joined the cluster", metadata: ["node": "\(store.nodeID)"])
+        await cancelWhenGracefulShutdown {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await self.listen() }
+                group.addTask { await self.relay() }
+                group.addTask { await self.watchNodes() }
+                group.addTask { await self.exchangeQuotas() }
+                await group.waitForAll()
+            }
+        }
+    }
+
+    /// Wakes the local sessions of devices other nodes stored messages for.
+    private func listen() async {
+        while !Task.isCancelled {
+            do {
+                try await store.listenForSignals { androidIDs in
+                    for androidID in androidIDs { devices.wake(androidID: androidID) }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.warning("cluster signals interrupted", metadata: ["error": "\(error)"])
+            }
+            // A lost listening connection may have missed signals: every local session reads its queue.
+            if !Task.isCancelled { devices.wakeAll() }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+
+    /// Sends the gathered devices' signals to the nodes holding them.
+    private func relay() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: timing.signalDelay)
+            let pending = outbox.take()
+            guard !pending.isEmpty else { continue }
+            do {
+                let holders = try await store.remoteHolders(androidIDs: pending)
+                for (node, held) in Dictionary(grouping: holders, by: \.value) {
+                    try await store.signal(node: node, androidIDs: held.map(\.key))
+                }
+            } catch {
+                logger.warning("cluster signal failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Heartbeats, and takes over what dead nodes held.
+    private func watchNodes() async {
+        while !Task.isCancelled {
+            do {
+                for node in try await store.heartbeat(
+                    now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
+                {
+                    let adopted = try await store.releaseNode(node)
+                    logger.notice(
+                        "node stopped answering: its claims are released",
+                        metadata: ["node": "\(node)", "fanouts": "\(adopted)"])
+                    if adopted > 0 { try await fanouts.resume() }
+                }
+            } catch {
+                logger.warning("cluster heartbeat failed", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: timing.heartbeat)
+        }
+    }
+
+    /// Shares this node's project quota counts and learns the others'.
+    private func exchangeQuotas() async {
+        var published: [Quotas.Shared: Set<QuotaCount>] = [:]
+        while !Task.isCancelled {
+            let now = clock.now()
+            for quota in Quotas.Shared.allCases {
+                let counts = Set(quotas.localCounts(quota, now: now))
+                let changed = Array(counts.subtracting(published[quota] ?? []))
+                do {
+                    let others = try await store.exchangeQuotaCounts(
+                        quota: quota.rawValue, mine: changed,
+                        since: now.adding(milliseconds: -Quotas.windowMilliseconds(quota)))
+                    quotas.setRemoteCounts(quota, others, now: now)
+                    published[quota] = counts
+                } catch {
+                    logger.warning("quota exchange failed", metadata: ["error": "\(error)"])
+                }
+            }
+            try? await Task.sleep(for: timing.quotaExchange)
+        }
+    }
+}
+
+/// Devices waiting to be signalled, gathered from the delivery paths (which must not wait
+/// for the database), at most `capacity` at once: past it, later ones are left to their
+/// devices' next connection.
+final class Outbox: Sendable {
+    private let pending = Mutex<Set<UInt64>>([])
+    let capacity = 100_000
+
+    func add(_ androidID: UInt64) {
+        pending.withLock { pending in
+            if pending.count < capacity { pending.insert(androidID) }
+        }
+    }
+
+    func take() -> [UInt64] {
+        pending.withLock { pending in
+            defer { pending.removeAll(keepingCapacity: true) }
+            return Array(pending)
+        }
+    }
+}

@@ -1,0 +1,73 @@
+public import HeraldCore
+
+/// What a store shared by several `herald serve` nodes offers beyond `HeraldStore`: which
+/// node holds which device's connection, signals between nodes, node liveness, and the
+/// counts behind project quotas that hold across nodes.
+///
+/// The store instance belongs to one node (`nodeID`); changes it makes on that node's
+/// behalf (a connection recorded, a fanout created) are claimed for that node.
+public protocol ClusterStore: HeraldStore {
+    /// The node this store instance works for.
+    var nodeID: String { get }
+
+    /// Records that this node is alive at `now` and answers the nodes whose last sign of
+    /// life is older than `deadAfterMilliseconds`.
+    func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String]
+
+    /// Forgets a node: its device connections are no longer claimed, its unfinished fanouts
+    /// are taken over by this node, and its quota counts are removed. Answers how many
+    /// fanouts were taken over.
+    func releaseNode(_ node: String) async throws -> Int
+
+    /// Forgets this node's claim on a device's connection (it disconnected), unless another
+    /// node has claimed the device since.
+    func releaseConnection(androidID: UInt64) async throws
+
+    /// The node holding each of these devices' connections, for those held by another node.
+    func remoteHolders(androidIDs: [UInt64]) async throws -> [UInt64: String]
+
+    /// Tells `node` that messages were stored for these devices.
+    func signal(node: String, androidIDs: [UInt64]) async throws
+
+    /// Runs until cancelled, handing `receive` the devices of every signal sent to this node.
+    func listenForSignals(_ receive: @escaping @Sendable ([UInt64]) async -> Void) async throws
+
+    /// How many stored messages went to any of `targets` (a token and its installation id)
+    /// since `hourSince`, and since `minuteSince`: the per-app-instance limit (SEMANTICS T6)
+    /// counted over every node.
+    func recentMessages(to targets: [String], minuteSince: Timestamp, hourSince: Timestamp) async throws
+        -> RecentMessages
+
+    /// Stores this node's counts of a quota (per project, per bucket start) and answers the
+    /// other nodes' counts since `since`, summed per project and bucket start.
+    func exchangeQuotaCounts(quota: String, mine: [QuotaCount], since: Timestamp) async throws -> [QuotaCount]
+}
+
+/// A node's count for one project's quota in one time bucket.
+public struct QuotaCount: Sendable, Hashable {
+    public var projectID: String
+    /// The bucket's start, in milliseconds since the epoch.
+    public var bucket: Int64
+    public var count: Int
+
+    public init(projectID: String, bucket: Int64, count: Int) {
+        self.projectID = projectID
+        self.bucket = bucket
+        self.count = count
+    }
+}
+
+/// Messages stored for one app instance in the last minute and hour, with the oldest of each.
+public struct RecentMessages: Sendable, Hashable {
+    public var minute: Int
+    public var hour: Int
+    public var oldestInMinute: Timestamp?
+    public var oldestInHour: Timestamp?
+
+    public init(minute: Int, hour: Int, oldestInMinute: Timestamp?, oldestInHour: Timestamp?) {
+        self.minute = minute
+        self.hour = hour
+        self.oldestInMinute = oldestInMinute
+        self.oldestInHour = oldestInHour
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+public import HeraldCore
+
+/// How values are written to and read from a database column, and the assembly of read
+/// rows into reports: the same for every SQL backend, so the backends agree.
+enum StoreCoding {
+    static func encode(_ settings: ProjectSettings) throws -> String {
+        String(decoding: try JSONEncoder().encode(settings), as: UTF8.self)
+    }
+
+    static func decodeSettings(_ text: String) throws -> ProjectSettings {
+        try JSONDecoder().decode(ProjectSettings.self, from: Data(text.utf8))
+    }
+
+    /// A fanout audience as its kind and value columns.
+    static func encode(_ audience: FanoutJob.Audience) -> (kind: String, value: String) {
+        switch audience {
+        case .topic(let name): return ("topic", name)
+        case .condition(let text): return ("condition", text)
+        case .deviceGroup(let key): return ("group", key)
+        }
+    }
+
+    static func decodeAudience(_ kind: String, _ value: String) -> FanoutJob.Audience? {
+        switch kind {
+        case "topic": return .topic(value)
+        case "condition": return .condition(value)
+        case "group": return .deviceGroup(notificationKey: value)
+        default: return nil
+        }
+    }
+
+    /// Device-group members as one column.
+    static func encode(members: [String]) -> String { members.joined(separator: "\n") }
+
+    static func decodeMembers(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+
+    /// Counters summed per key and counter, leaving out zeros: what a backend adds in one
+    /// statement per pair.
+    static func totals(_ stats: [DeliveryStat]) -> [(key: DeliveryStatKey, counter: DeliveryCounter, amount: Int)] {
+        var totals: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
+        for stat in stats { totals[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
+        return totals.flatMap { key, counters in
+            counters.filter { $0.value != 0 }.map { (key, $0.key, $0.value) }
+        }
+    }
+
+    /// One stored counter row of `delivery_stats`.
+    struct CounterRow {
+        var day: String
+        var appID: String
+        var label: String
+        var counter: String
+        var value: Int
+    }
+
+    /// One queued message, as the delivery report counts it.
+    struct PendingRow {
+        var createdAt: Timestamp
+        var appID: String
+        var label: String
+    }
+
+    /// A delivery report from a project's counter rows and its still-queued messages, for
+    /// days in `from...through`, ordered by day, app and label.
+    static func report(
+        projectID: String, counters: [CounterRow], queued: [PendingRow], from: CalendarDay, through: CalendarDay
+    ) -> [DeliveryReportRow] {
+        var counts: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
+        for row in counters {
+            let key = DeliveryStatKey(projectID: projectID, day: row.day, appID: row.appID, label: row.label)
+            if let counter = DeliveryCounter(rawValue: row.counter) { counts[key, default: [:]][counter] = row.value }
+        }
+        var pending: [DeliveryStatKey: Int] = [:]
+        for row in queued {
+            let key = DeliveryStatKey(projectID: projectID, at: row.createdAt, appID: row.appID, label: row.label)
+            guard let day = CalendarDay(key.day), from <= day, day <= through else { continue }
+            pending[key, default: 0] += 1
+        }
+        return Set(counts.keys).union(pending.keys)
+            .sorted { ($0.day, $0.appID, $0.label) < ($1.day, $1.appID, $1.label) }
+            .map { DeliveryReportRow(key: $0, counts: counts[$0] ?? [:], pending: pending[$0] ?? 0) }
+    }
+}

@@ -1,0 +1,181 @@
+import Foundation
+import HeraldCore
+import HeraldStorage
+import Synchronization
+import Testing
+
+/// What several nodes sharing one PostgreSQL database rely on, with one store instance per
+/// node over the same database. Skipped without the test command's PostgreSQL.
+@Suite(.enabled(if: TestDatabase.isAvailable, "needs PostgreSQL: run scripts/test (sets HERALD_TEST_POSTGRES)"))
+struct ClusterStoreTests {
+    /// Stores for `nodes` over one new database, with a project and a device per node.
+    func cluster(_ nodes: [String]) async throws -> [PostgresStore] {
+        let first = try await TestDatabase.makeStore(nodeID: nodes[0])
+        var stores = [first]
+        for node in nodes.dropFirst() {
+            stores.append(try await TestDatabase.reopen(first, nodeID: node))
+        }
+        try await first.createProject(sampleProject(), firstKey: sampleKey("k1"))
+        for (index, _) in nodes.enumerated() {
+            let androidID = UInt64(index + 1)
+            try await first.createDevice(
+                Device(androidID: androidID, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+            try await first.createRegistration(
+                Registration(
+                    token: "token-\(androidID)", kind: .app, projectID: "alpha-project", sender: "1", appID: "app",
+                    subtype: nil, platform: .android, androidID: androidID, installationID: nil, webKeys: nil,
+                    createdAt: Timestamp(seconds: 1)))
+        }
+        return stores
+    }
+
+    @Test func aDeviceIsHeldByTheNodeItLastConnectedToUntilItLeaves() async throws {
+        let stores = try await cluster(["a", "b"])
+        let (a, b) = (stores[0], stores[1])
+        try await b.recordConnection(androidID: 1, at: Timestamp(seconds: 10))
+        #expect(try await a.remoteHolders(androidIDs: [1, 2]) == [1: "b"])
+        // b sees no other node holding it.
+        #expect(try await b.remoteHolders(androidIDs: [1]) == [:])
+        // The device moved to a before b noticed its old connection end: b's release leaves a's claim.
+        try await a.recordConnection(androidID: 1, at: Timestamp(seconds: 11))
+        try await b.releaseConnection(androidID: 1)
+        #expect(try await b.remoteHolders(androidIDs: [1]) == [1: "a"])
+        try await a.releaseConnection(androidID: 1)
+        #expect(try await b.remoteHolders(androidIDs: [1]) == [:])
+    }
+
+    @Test func aSilentNodeIsFoundAndItsClaimsAndFanoutsTakenOver() async throws {
+        let stores = try await cluster(["a", "b"])
+        let (a, b) = (stores[0], stores[1])
+        _ = try await a.heartbeat(now: Timestamp(seconds: 100), deadAfterMilliseconds: 5_000)
+        #expect(try await b.heartbeat(now: Timestamp(seconds: 102), deadAfterMilliseconds: 5_000) == [])
+        try await a.recordConnection(androidID: 1, at: Timestamp(seconds: 100))
+        let job = FanoutJob(
+            messageID: "f1", projectID: "alpha-project", audience: .topic("news"), body: "{}",
+            createdAt: Timestamp(seconds: 100), expiresAt: Timestamp(seconds: 10_000))
+        try await a.createFanout(sampleMessage("f1"), job: job, stats: [])
+        #expect(try await b.unfinishedFanouts().isEmpty)
+        // a stops answering.
+        #expect(try await b.heartbeat(now: Timestamp(seconds: 106), deadAfterMilliseconds: 5_000) == ["a"])
+        #expect(try await b.releaseNode("a") == 1)
+        #expect(try await b.unfinishedFanouts().map(\.messageID) == ["f1"])
+        #expect(try await b.remoteHolders(androidIDs: [1]) == [:])
+        // a, taken for dead, can no longer store pages of the job it lost.
+        await #expect(throws: StoreError.self) {
+            try await a.storeFanoutPage(
+                messageID: "f1", queue: [], cursor: "x", reached: 0, done: false, limits: .unlimited, stats: [])
+        }
+        try await b.storeFanoutPage(
+            messageID: "f1", queue: [], cursor: "x", reached: 0, done: true, limits: .unlimited, stats: [])
+        #expect(try await b.unfinishedFanouts().isEmpty)
+    }
+
+    @Test func aSignalReachesTheListeningNodeOnly() async throws {
+        let stores = try await cluster(["a", "b"])
+        let (a, b) = (stores[0], stores[1])
+        let heard = Mutex<[UInt64]>([])
+        let listening = Task {
+            try await b.listenForSignals { androidIDs in heard.withLock { $0 += androidIDs } }
+        }
+        defer { listening.cancel() }
+        let many = (1...700).map { UInt64($0) << 40 }
+        for _ in 0..<100 {
+            // The listener may not be registered yet: signal until it hears.
+            try await a.signal(node: "b", androidIDs: [UInt64.max, 7])
+            try await Task.sleep(for: .milliseconds(50))
+            if !heard.withLock({ $0.isEmpty }) { break }
+        }
+        #expect(heard.withLock { Set($0) } == [UInt64.max, 7])
+        heard.withLock { $0 = [] }
+        // More devices than one notification carries arrive in several.
+        try await a.signal(node: "b", androidIDs: many)
+        try await a.signal(node: "a", androidIDs: [1])
+        for _ in 0..<100 where heard.withLock({ $0.count }) < many.count {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        #expect(heard.withLock { $0 } == many)
+    }
+
+    @Test func T1_quotaCountsAreSharedPerProjectAndForgottenAfterTheWindow() async throws {
+        let stores = try await cluster(["a", "b", "c"])
+        let (a, b, c) = (stores[0], stores[1], stores[2])
+        let since = Timestamp(seconds: 1_000)
+        _ = try await a.exchangeQuotaCounts(
+            quota: "downstream",
+            mine: [QuotaCount(projectID: "p", bucket: 1_000_100, count: 3)], since: since)
+        _ = try await b.exchangeQuotaCounts(
+            quota: "downstream",
+            mine: [
+                QuotaCount(projectID: "p", bucket: 1_000_100, count: 2),
+                QuotaCount(projectID: "q", bucket: 1_000_200, count: 1),
+            ], since: since)
+        // A second report of a bucket replaces the first.
+        _ = try await b.exchangeQuotaCounts(
+            quota: "downstream", mine: [QuotaCount(projectID: "p", bucket: 1_000_100, count: 4)], since: since)
+        let seen = try await c.exchangeQuotaCounts(quota: "downstream", mine: [], since: since)
+        #expect(
+            Set(seen) == [
+                QuotaCount(projectID: "p", bucket: 1_000_100, count: 7),
+                QuotaCount(projectID: "q", bucket: 1_000_200, count: 1),
+            ])
+        // a does not count itself; another quota is separate; old buckets are gone.
+        #expect(
+            try await a.exchangeQuotaCounts(quota: "downstream", mine: [], since: since).contains {
+                $0 == QuotaCount(projectID: "p", bucket: 1_000_100, count: 4)
+            })
+        #expect(try await c.exchangeQuotaCounts(quota: "topic-ops", mine: [], since: since).isEmpty)
+        #expect(
+            try await c.exchangeQuotaCounts(quota: "downstream", mine: [], since: Timestamp(seconds: 2_000)).isEmpty)
+    }
+
+    @Test func T6_messagesToAnAppInstanceAreCountedFromWhatEveryNodeStored() async throws {
+        let stores = try await cluster(["a", "b"])
+        func message(_ id: String, to target: String, kind: String = "token", at seconds: Int64) -> StoredMessage {
+            StoredMessage(
+                id: id, projectID: "alpha-project", targetKind: kind, target: target, body: "{}",
+                createdAt: Timestamp(seconds: seconds), expiresAt: Timestamp(seconds: 100_000))
+        }
+        try await stores[0].appendMessages([
+            message("m1", to: "token-1", at: 10), message("m2", to: "token-1", at: 3_500),
+            message("m3", to: "other", at: 3_550),
+        ])
+        try await stores[1].appendMessages([
+            message("m4", to: "fid-1", kind: "fid", at: 3_565), message("m5", to: "token-1", at: 3_570),
+        ])
+        let now = Timestamp(seconds: 3_620)
+        let recent = try await stores[1].recentMessages(
+            to: ["token-1", "fid-1"], minuteSince: now.adding(milliseconds: -60_000),
+            hourSince: now.adding(milliseconds: -3_600_000))
+        #expect(
+            recent
+                == RecentMessages(
+                    minute: 2, hour: 3, oldestInMinute: Timestamp(seconds: 3_565),
+                    oldestInHour: Timestamp(seconds: 3_500)))
+    }
+
+    @Test func D2_writersOnTwoNodesKeepOneDevicesQueueWithinItsLimits() async throws {
+        let stores = try await cluster(["a", "b"])
+        let limits = QueueLimits(maximumPending: 1_000, maximumCollapseKeys: 4)
+        // Two nodes store collapsible messages for one app instance at once, four writers each.
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, store) in (stores + stores + stores + stores).enumerated() {
+                group.addTask {
+                    for n in 0..<25 {
+                        let entry = QueuedMessage(
+                            androidID: 1, token: "token-1", persistentID: "p\(index)-\(n)", messageID: "m\(index)-\(n)",
+                            projectID: "alpha-project", stanza: [1], createdAt: Timestamp(seconds: 10),
+                            expiresAt: Timestamp(seconds: 100_000), collapseKey: "key-\(n % 6)")
+                        try await store.appendMessages([], queue: [entry], limits: limits, stats: [])
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        let queued = try await stores[0].pendingMessages(
+            androidID: 1, after: 0, limit: 100, now: Timestamp(seconds: 20))
+        // At most four keys, one message each: the writers saw each other's rows.
+        #expect(queued.count == 4)
+        #expect(Set(queued.compactMap(\.collapseKey)).count == 4)
+        #expect(queued.map(\.sequence) == queued.map(\.sequence).sorted())
+    }
+}

@@ -1,0 +1,219 @@
+"""Three `herald serve` nodes on loopback sharing one PostgreSQL database, driven by
+firebase-admin and received by `herald device`: cross-node delivery, a topic fanout over
+devices on every node, a node killed with SIGKILL while messages flow, and one project
+quota across nodes. Rules: L4 (store and forward), T1 (quota), T3 (fanout).
+
+Runs when the test command started PostgreSQL (HERALD_TEST_POSTGRES); skipped otherwise."""
+import asyncio
+import json
+import os
+import queue
+import secrets
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import types
+import urllib.parse
+
+import pytest
+from firebase_admin import exceptions, messaging
+
+import herald_sdk
+from conftest import HERALD, free_port, wait_until_healthy
+from test_semantics import Device
+
+POSTGRES = os.environ.get("HERALD_TEST_POSTGRES")
+pytestmark = pytest.mark.skipif(not POSTGRES, reason="no PostgreSQL: run through scripts/test (HERALD_TEST_POSTGRES)")
+PROJECT = "compat-semantics"
+QUOTA_PROJECT = "cluster-quota"
+
+
+def new_database():
+    """A new empty database on the test server; answers its URL."""
+    name = "herald_cluster_" + secrets.token_hex(6)
+    subprocess.run(["psql", POSTGRES, "-q", "-c", f"CREATE DATABASE {name}"], check=True, capture_output=True)
+    parts = urllib.parse.urlsplit(POSTGRES)
+    return urllib.parse.urlunsplit(parts._replace(path="/" + name))
+
+
+class Node:
+    """One `herald serve --store` process; all nodes share a data directory only for the
+    gateway's TLS certificate authority, which devices trust."""
+
+    def __init__(self, cluster, node_id):
+        self.cluster = cluster
+        self.node_id = node_id
+        self.port = free_port()
+        self.gateway_port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.ca_file = os.path.join(cluster.data_dir, "tls", "ca.pem")
+        self.projects = cluster.projects
+        self.process = None
+
+    def start(self):
+        log = open(os.path.join(self.cluster.directory, f"{self.node_id}.log"), "ab")
+        self.process = subprocess.Popen(
+            [HERALD, "serve", "--store", self.cluster.store, "--node-id", self.node_id,
+             "--data-dir", self.cluster.data_dir, "--http-port", str(self.port),
+             "--gateway-port", str(self.gateway_port), "--database-connections", "8"],
+            stdout=log, stderr=subprocess.STDOUT,
+        )
+        wait_until_healthy(self.url)
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self):
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    directory = tempfile.mkdtemp(prefix="herald-cluster-")
+    cluster = types.SimpleNamespace(
+        directory=directory, data_dir=os.path.join(directory, "data"), store=new_database(), projects={})
+    cluster.nodes = {node_id: Node(cluster, node_id) for node_id in ("a", "b", "c")}
+    for project in (PROJECT, QUOTA_PROJECT):
+        output = subprocess.run(
+            [HERALD, "project", "create", project, "--public-url", cluster.nodes["a"].url, "--key-dir", directory,
+             "--store", cluster.store],
+            capture_output=True, text=True, timeout=60, check=True).stdout
+        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        cluster.projects[project] = {
+            "id": project, "key_file": fields["key file"], "number": fields["project number"].split()[0],
+            "api_key": fields["api key"],
+        }
+    subprocess.run(
+        [HERALD, "project", "set", QUOTA_PROJECT, "downstream-per-minute=10", "--store", cluster.store],
+        check=True, capture_output=True, timeout=60)
+    # One at a time: the first creates the gateway CA the others load.
+    for node in cluster.nodes.values():
+        node.start()
+    yield cluster
+    for node in cluster.nodes.values():
+        node.stop()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def app_for(cluster, node_id, name, project=PROJECT):
+    """A firebase-admin app whose API calls go to one node (tokens come from node a)."""
+    return herald_sdk.initialize(cluster.nodes[node_id].url, cluster.projects[project]["key_file"], name=name)
+
+
+def message_id(name):
+    return name.rsplit("/", 1)[1]
+
+
+def test_L4_a_device_on_node_b_receives_what_node_a_accepted(cluster, tmp_path):
+    device = Device(cluster.nodes["b"], tmp_path / "d.json")
+    try:
+        app = app_for(cluster, "a", "cluster-a")
+        name = messaging.send(messaging.Message(token=device.token, data={"via": "a"}), app=app)
+        line = device.message()
+        assert line["id"] == message_id(name)
+        assert line["data"] == {"via": "a"}
+    finally:
+        device.stop()
+
+
+def test_T3_a_topic_reaches_devices_on_every_node_exactly_once(cluster, tmp_path):
+    devices = [Device(cluster.nodes[node], tmp_path / f"{node}{i}.json") for node in "abc" for i in range(2)]
+    try:
+        app = app_for(cluster, "a", "cluster-topic-a")
+        assert messaging.subscribe_to_topic([d.token for d in devices], "everywhere", app=app).success_count == 6
+        sent = messaging.send(
+            messaging.Message(topic="everywhere", data={"t": "1"}), app=app_for(cluster, "c", "cluster-topic-c"))
+        for device in devices:
+            assert device.message()["id"] == message_id(sent)
+        # A marker sent to each device after the topic message is the next thing it sees: no second copy.
+        for device in devices:
+            marker = messaging.send(messaging.Message(token=device.token, data={"marker": "1"}), app=app)
+            assert device.message()["id"] == message_id(marker)
+    finally:
+        for device in devices:
+            device.stop()
+
+
+def test_L4_killing_node_b_loses_no_accepted_message(cluster, tmp_path):
+    """Messages flow to two devices held by node b; b is killed with SIGKILL halfway. The
+    devices come back on node c (as they would through a balancer) and, together with what
+    they saw before, have received every accepted message once."""
+    node_b, node_c = cluster.nodes["b"], cluster.nodes["c"]
+    identities = [tmp_path / "k1.json", tmp_path / "k2.json"]
+    devices = [Device(node_b, identity) for identity in identities]
+    tokens = [device.token for device in devices]
+    app = app_for(cluster, "a", "cluster-kill")
+    accepted = {token: [] for token in tokens}
+    errors = queue.Queue()
+
+    def send_all():
+        for i in range(60):
+            for token in tokens:
+                try:
+                    name = messaging.send(messaging.Message(token=token, data={"n": str(i)}), app=app)
+                    accepted[token].append(message_id(name))
+                except exceptions.FirebaseError as error:  # refused: not accepted, so not owed
+                    errors.put(error)
+            time.sleep(0.02)
+
+    sender = threading.Thread(target=send_all)
+    sender.start()
+    time.sleep(0.6)
+    node_b.kill()
+    # The devices notice their connection is gone; they are replaced by the same app
+    # instances (same identity files) connecting to node c.
+    received = {token: [] for token in tokens}
+    for device, token in zip(devices, tokens):
+        device.process.kill()
+        device.process.wait(timeout=10)
+        while not device.lines.empty():
+            line = device.lines.get()
+            if line.startswith("{"):
+                received[token].append(json.loads(line)["id"])
+    sender.join(timeout=60)
+    assert errors.empty(), f"sends refused while a node was down: {list(errors.queue)}"
+    revived = [Device(node_c, identity) for identity in identities]
+    try:
+        for device, token in zip(revived, tokens):
+            assert device.token == token
+            deadline = time.time() + 30
+            while set(received[token]) != set(accepted[token]) and time.time() < deadline:
+                try:
+                    received[token].append(device.message(timeout=1)["id"])
+                except queue.Empty:
+                    pass
+            assert len(accepted[token]) == 60
+            missing = set(accepted[token]) - set(received[token])
+            assert not missing, f"{len(missing)} accepted messages never arrived"
+            assert len(received[token]) == len(set(received[token])), "a message reached the app twice"
+    finally:
+        for device in revived:
+            device.stop()
+        node_b.start()
+
+
+def test_T1_the_project_quota_holds_across_nodes(cluster):
+    """A project allowed 10 messages a minute sends 15, spread over the three nodes: 10 are
+    accepted in all, not 10 per node."""
+    apps = {node: app_for(cluster, node, f"cluster-quota-{node}", QUOTA_PROJECT) for node in "abc"}
+    # The async path reports a 429 at once (the sync one waits out Retry-After and retries).
+    # The loop stays open: deleting the apps afterwards closes their async clients on it.
+    loop = asyncio.new_event_loop()
+    outcomes = []
+    for i in range(15):
+        message = messaging.Message(topic="quota", data={"i": str(i)})
+        batch = loop.run_until_complete(messaging.send_each_async([message], app=apps["abc"[i % 3]]))
+        error = batch.responses[0].exception
+        assert error is None or isinstance(error, messaging.QuotaExceededError), error
+        outcomes.append("refused" if error else "accepted")
+        time.sleep(0.3)  # longer than the nodes' exchange interval (200 ms)
+    assert outcomes.count("accepted") == 10, outcomes
