@@ -1,7 +1,8 @@
 """Three `herald serve` nodes on loopback sharing one PostgreSQL database, driven by
-firebase-admin and received by `herald device`: cross-node delivery, a topic fanout over
-devices on every node, a node killed with SIGKILL while messages flow, and one project
-quota across nodes. Rules: L4 (store and forward), T1 (quota), T3 (fanout).
+firebase-admin and received by `herald device`: cross-node delivery (stored and TTL 0), a
+topic fanout over devices on every node, a node killed with SIGKILL while messages flow,
+and one project quota across nodes. Rules: L4 (store and forward), D6 (TTL 0), T1 (quota),
+T3 (fanout).
 
 Runs when the test command started PostgreSQL (HERALD_TEST_POSTGRES); skipped otherwise."""
 import asyncio
@@ -121,6 +122,17 @@ def test_L4_a_device_on_node_b_receives_what_node_a_accepted(cluster, tmp_path):
         line = device.message()
         assert line["id"] == message_id(name)
         assert line["data"] == {"via": "a"}
+    finally:
+        device.stop()
+
+
+def test_D6_a_ttl_0_message_reaches_a_device_held_by_another_node(cluster, tmp_path):
+    device = Device(cluster.nodes["c"], tmp_path / "now.json")
+    try:
+        app = app_for(cluster, "a", "cluster-now")
+        name = messaging.send(
+            messaging.Message(token=device.token, data={"now": "1"}, android=messaging.AndroidConfig(ttl=0)), app=app)
+        assert device.message()["id"] == message_id(name)
     finally:
         device.stop()
 

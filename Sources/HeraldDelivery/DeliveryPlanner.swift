@@ -97,6 +97,39 @@ public struct DeliveryPlanner: Sendable {
         return DeliveryStat(message.statKey, delivered ? .delivered : .expired)
     }
 
+    /// How long a TTL-0 message may wait in a queue while it goes to the node holding its
+    /// device's connection.
+    public static let handoverSeconds: Int64 = 10
+
+    /// Delivers TTL-0 messages now (SEMANTICS D6): to connections on this node at once; with
+    /// several nodes, those whose device another node holds become queue entries that live
+    /// only for the hop (`handoverSeconds`). Answers those entries and the counters for the rest.
+    public func deliverNow(_ messages: [QueuedMessage], now: Timestamp) async throws -> (
+        handOver: [QueuedMessage], stats: [DeliveryStat]
+    ) {
+        var stats: [DeliveryStat] = []
+        var missed: [QueuedMessage] = []
+        for message in messages {
+            let outcome = deliverNow(message)
+            if outcome.counter == .expired { missed.append(message) } else { stats.append(outcome) }
+        }
+        guard !missed.isEmpty, let cluster = store as? any ClusterStore else {
+            return ([], stats + missed.map { DeliveryStat($0.statKey, .expired) })
+        }
+        let held = try await cluster.remoteHolders(androidIDs: missed.map(\.androidID))
+        var handOver: [QueuedMessage] = []
+        for message in missed {
+            guard held[message.androidID] != nil else {
+                stats.append(DeliveryStat(message.statKey, .expired))
+                continue
+            }
+            var entry = message
+            entry.expiresAt = now.adding(seconds: Self.handoverSeconds)
+            handOver.append(entry)
+        }
+        return (handOver, stats)
+    }
+
     /// Whether the device has not connected for longer than the project allows (SEMANTICS L5).
     func isInactive(_ registration: Registration, project: Project, now: Timestamp, lastConnected: Timestamp??)
         async throws

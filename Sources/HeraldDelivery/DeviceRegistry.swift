@@ -39,7 +39,18 @@ public final class DeviceRegistry: Sendable {
     private let connections: Mutex<[UInt64: Connection]> = Mutex([:])
     /// Told about devices that got messages but hold no connection here, when several
     /// nodes share the store (another node may hold them).
-    private let elsewhere: Mutex<(@Sendable (UInt64) -> Void)?> = Mutex(nil)
+    private let elsewhere: Mutex<Forwarder?> = Mutex(nil)
+
+    /// The `elsewhere` handler in a box: a function kept directly in a `Mutex` is wrapped in
+    /// one more conversion thunk by every `withLock` that reads it, so calls grow slower
+    /// without end.
+    private final class Forwarder: Sendable {
+        let forward: @Sendable (UInt64) -> Void
+
+        init(_ forward: @escaping @Sendable (UInt64) -> Void) {
+            self.forward = forward
+        }
+    }
 
     public init() {}
 
@@ -63,7 +74,7 @@ public final class DeviceRegistry: Sendable {
     public func stored(_ entries: [QueuedMessage]) -> Bool {
         guard let first = entries.first else { return false }
         guard let connection = connections.withLock({ $0[first.androidID] }) else {
-            elsewhere.withLock { $0 }?(first.androidID)
+            elsewhere.withLock { $0 }?.forward(first.androidID)
             return false
         }
         for entry in entries { connection.stored(entry) }
@@ -72,7 +83,7 @@ public final class DeviceRegistry: Sendable {
 
     /// Sets who hears of devices that got messages while connected to no session here.
     public func forwardElsewhere(_ handler: @escaping @Sendable (UInt64) -> Void) {
-        elsewhere.withLock { $0 = handler }
+        elsewhere.withLock { $0 = Forwarder(handler) }
     }
 
     /// Asks the session holding a device to read its queue; false when none holds it here.

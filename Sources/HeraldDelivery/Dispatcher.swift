@@ -111,15 +111,20 @@ public final class Dispatcher: Sendable {
                 metadata: ["token": "\(Registration.redacted(registration.token))", "error": "\(error)"])
             throw HeraldError.unregistered
         }
+        var entry = plan.entry
         if let immediate = plan.immediate {
-            try await store.record(plan.stats + [planner.deliverNow(immediate)])
-            return id
+            let (handOver, stats) = try await planner.deliverNow([immediate], now: now)
+            guard let first = handOver.first else {
+                try await store.record(plan.stats + stats)
+                return id
+            }
+            entry = first
         }
-        let ttl = plan.entry.map { ($0.expiresAt.milliseconds - now.milliseconds) / 1000 } ?? 0
+        let ttl = entry.map { ($0.expiresAt.milliseconds - now.milliseconds) / 1000 } ?? 0
         let enqueued = try await store.appendMessages(
             [stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)],
-            queue: plan.entry.map { [$0] } ?? [], limits: QueueLimits(project.settings), stats: plan.stats)
-        if plan.entry?.deletedCount == 0, let outcome = enqueued.first { registry.stored(outcome.stored) }
+            queue: entry.map { [$0] } ?? [], limits: QueueLimits(project.settings), stats: plan.stats)
+        if entry?.deletedCount == 0, let outcome = enqueued.first { registry.stored(outcome.stored) }
         logger.debug(
             "message accepted",
             metadata: [

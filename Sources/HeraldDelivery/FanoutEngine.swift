@@ -91,6 +91,10 @@ public actor FanoutEngine {
         } catch is CancellationError {
             // Shutting down: the job resumes from its stored cursor on the next start.
             return nil
+        } catch StoreError.notFound(let what) {
+            // The job is gone from the store, or (several nodes) another node holds it now.
+            logger.notice("fanout no longer held here", metadata: ["message": "\(job.messageID)", "reason": "\(what)"])
+            finished = true
         } catch {
             logger.error("fanout page failed", metadata: ["message": "\(job.messageID)", "error": "\(error)"])
             finished = false
@@ -182,15 +186,18 @@ public actor FanoutEngine {
                 stats += plan.stats.filter { $0.counter != .accepted }
             }
         }
-        stats += immediate.map(planner.deliverNow)
+        let reached = entries.count + immediate.count
+        let (handOver, delivered) = try await planner.deliverNow(immediate, now: now)
+        entries += handOver
+        stats += delivered
         let enqueued = try await store.storeFanoutPage(
-            messageID: job.messageID, queue: entries, cursor: next, reached: entries.count + immediate.count,
+            messageID: job.messageID, queue: entries, cursor: next, reached: reached,
             done: done,
             limits: QueueLimits(project.settings), stats: stats)
         cursors[job.messageID] = next
         for (entry, outcome) in zip(entries, enqueued) where entry.deletedCount == 0 { registry.stored(outcome.stored) }
         metrics.increment(
-            "herald_fanout_deliveries_total", [("project", project.id)], by: entries.count + immediate.count)
+            "herald_fanout_deliveries_total", [("project", project.id)], by: reached)
         if done {
             cursors[job.messageID] = nil
             logger.debug("fanout finished", metadata: ["message": "\(job.messageID)"])

@@ -19,8 +19,8 @@ public struct ClusterService: Service {
         /// Between two quota exchanges (a quota may be exceeded by what other nodes accept
         /// in this time).
         public var quotaExchange: Duration = .milliseconds(200)
-        /// How long device signals are gathered before they are sent.
-        public var signalDelay: Duration = .milliseconds(5)
+        /// How long device signals are gathered, once one is waiting, before they are sent.
+        public var signalDelay: Duration = .milliseconds(1)
 
         public init() {}
     }
@@ -83,7 +83,7 @@ public struct ClusterService: Service {
 
     /// Sends the gathered devices' signals to the nodes holding them.
     private func relay() async {
-        while !Task.isCancelled {
+        for await _ in outbox.arrivals {
             try? await Task.sleep(for: timing.signalDelay)
             let pending = outbox.take()
             guard !pending.isEmpty else { continue }
@@ -147,11 +147,21 @@ public struct ClusterService: Service {
 final class Outbox: Sendable {
     private let pending = Mutex<Set<UInt64>>([])
     let capacity = 100_000
+    /// One element whenever a device arrives in an empty outbox.
+    let arrivals: AsyncStream<Void>
+    private let arrived: AsyncStream<Void>.Continuation
+
+    init() {
+        (arrivals, arrived) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
 
     func add(_ androidID: UInt64) {
-        pending.withLock { pending in
+        let wasEmpty = pending.withLock { pending in
+            let wasEmpty = pending.isEmpty
             if pending.count < capacity { pending.insert(androidID) }
+            return wasEmpty
         }
+        if wasEmpty { arrived.yield() }
     }
 
     func take() -> [UInt64] {

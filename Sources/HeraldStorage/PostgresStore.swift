@@ -53,7 +53,7 @@ public final class PostgresStore: ClusterStore {
         public var redacted: String { "postgres://\(user)@\(host):\(port)/\(database)" }
     }
 
-    /// Why the store could not open.
+    /// Why the store could not open or a statement failed, in the database's words.
     public struct Unreachable: Error, CustomStringConvertible {
         public var description: String
 
@@ -233,8 +233,9 @@ public final class PostgresStore: ClusterStore {
                     app_id TEXT NOT NULL,
                     label TEXT NOT NULL,
                     counter TEXT NOT NULL,
+                    shard SMALLINT NOT NULL,
                     value BIGINT NOT NULL,
-                    PRIMARY KEY (project_id, day, app_id, label, counter))
+                    PRIMARY KEY (project_id, day, app_id, label, counter, shard))
                 """,
                 """
                 CREATE TABLE topic_subscriptions (
@@ -418,10 +419,7 @@ public final class PostgresStore: ClusterStore {
         _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
     ) async throws -> [Enqueued] {
         try await transaction { connection in
-            try await self.insert(messages, on: connection)
-            let (decisions, counted) = try await self.enqueue(queue, limits: limits, stats: stats, on: connection)
-            try await self.record(counted, on: connection)
-            return decisions
+            try await self.enqueue(queue, limits: limits, stats: stats, messages: messages, on: connection)
         }
     }
 
@@ -441,27 +439,40 @@ public final class PostgresStore: ClusterStore {
         try await rows("SELECT COUNT(*) FROM messages WHERE project_id = \(projectID)").first?.decode(Int.self) ?? 0
     }
 
-    private func insert(_ messages: [StoredMessage], on connection: PostgresConnection) async throws {
-        guard !messages.isEmpty else { return }
-        try await run(
-            """
-            INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
-            SELECT * FROM UNNEST(\(messages.map(\.id))::text[], \(messages.map(\.projectID))::text[],
-                \(messages.map(\.targetKind))::text[], \(messages.map(\.target))::text[],
-                \(messages.map(\.body))::text[], \(messages.map(\.createdAt.milliseconds))::bigint[],
-                \(messages.map(\.expiresAt.milliseconds))::bigint[])
-            """, on: connection)
+    /// Inserts messages: a part of a statement, its values placed in `binds`.
+    private static func insertion(of messages: [StoredMessage], _ binds: inout PostgresBindings) -> String {
+        """
+        INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
+        SELECT * FROM UNNEST(\(binds.place(messages.map(\.id)))::text[], \(binds.place(messages.map(\.projectID)))::text[],
+            \(binds.place(messages.map(\.targetKind)))::text[], \(binds.place(messages.map(\.target)))::text[],
+            \(binds.place(messages.map(\.body)))::text[], \(binds.place(messages.map(\.createdAt.milliseconds)))::bigint[],
+            \(binds.place(messages.map(\.expiresAt.milliseconds)))::bigint[])
+        """
     }
 
-    /// Joins entries to their queues as `QueuePolicy` decides. The devices' rows are locked
-    /// first (in one order, so two writers cannot deadlock), then their queues read once.
+    /// Stores `messages` and joins entries to their queues as `QueuePolicy` decides, adding
+    /// `stats` and what the decisions collapse or drop, in four statements whatever the
+    /// batch: the devices' rows are locked (in one order, so that two writers cannot
+    /// deadlock) while the messages are inserted; their queues are read; then the deletions,
+    /// insertions and counters are written together. Sequence numbers are taken by the
+    /// insertion, while the devices are locked.
     private func enqueue(
-        _ queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat], on connection: PostgresConnection
-    ) async throws -> ([Enqueued], [DeliveryStat]) {
-        guard !queue.isEmpty else { return ([], stats) }
+        _ queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat], messages: [StoredMessage] = [],
+        on connection: PostgresConnection
+    ) async throws -> [Enqueued] {
         let devices = Array(Set(queue.map { Int64(bitPattern: $0.androidID) })).sorted()
-        try await run(
-            "SELECT 1 FROM devices WHERE android_id = ANY(\(devices)) ORDER BY android_id FOR UPDATE", on: connection)
+        if !messages.isEmpty || !devices.isEmpty {
+            var binds = PostgresBindings()
+            let sql = """
+                WITH inserted AS (\(Self.insertion(of: messages, &binds)))
+                SELECT 1 FROM devices WHERE android_id = ANY(\(binds.place(devices))) ORDER BY android_id FOR UPDATE
+                """
+            try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
+        }
+        guard !queue.isEmpty else {
+            try await record(stats, on: connection)
+            return []
+        }
         struct DeviceMessage: Hashable {
             var androidID: UInt64
             var persistentID: String
@@ -479,26 +490,26 @@ public final class PostgresStore: ClusterStore {
             taken.insert(DeviceMessage(androidID: entry.androidID, persistentID: entry.persistentID))
             if tokens.contains(entry.token) { current[entry.token, default: []].append(entry) }
         }
-        // Sequence numbers for every row that may be inserted, taken while the devices are locked.
-        var sequences = try await rows(
-            "SELECT nextval('device_queue_sequence_seq') FROM generate_series(1, \(queue.count * 2))",
-            on: connection
-        ).map { try $0.decode(Int64.self) }.sorted()[...]
+        // Rows of this batch get stand-in sequence numbers above every stored one until inserted.
+        let standIn = Int64.max / 2
+        var nextStandIn = standIn
         var decisions: [Enqueued] = []
         var counted = stats
         var deletes: [Int64] = []
         var inserts: [QueuedMessage] = []
         for entry in queue {
             let admission = QueueAdmission(entry, current: current[entry.token] ?? [], limits: limits)
-            deletes += admission.decision.delete
-            current[entry.token]?.removeAll { admission.decision.delete.contains($0.sequence) }
-            inserts.removeAll { admission.decision.delete.contains($0.sequence) }
+            let deleted = Set(admission.decision.delete)
+            deletes += deleted.filter { $0 < standIn }
+            current[entry.token]?.removeAll { deleted.contains($0.sequence) }
+            inserts.removeAll { deleted.contains($0.sequence) }
             var stored: [QueuedMessage] = []
             for row in admission.inserts {
                 guard taken.insert(DeviceMessage(androidID: row.androidID, persistentID: row.persistentID)).inserted
                 else { throw StoreError.conflict("persistent id \(row.persistentID)") }
                 var inserted = row
-                inserted.sequence = sequences.removeFirst()
+                nextStandIn += 1
+                inserted.sequence = nextStandIn
                 current[entry.token, default: []].append(inserted)
                 inserts.append(inserted)
                 stored.append(inserted)
@@ -506,35 +517,58 @@ public final class PostgresStore: ClusterStore {
             counted += admission.stats
             decisions.append(Enqueued(decision: admission.decision, stored: stored))
         }
-        if !deletes.isEmpty {
-            try await run("DELETE FROM device_queue WHERE sequence = ANY(\(deletes))", on: connection)
+        var sequences: [DeviceMessage: Int64] = [:]
+        var binds = PostgresBindings()
+        let sql = """
+            WITH deleted AS (DELETE FROM device_queue WHERE sequence = ANY(\(binds.place(deletes)))),
+                counted AS (\(Self.counting(counted, &binds)))
+            \(Self.insertion(of: inserts, &binds)) RETURNING android_id, persistent_id, sequence
+            """
+        for row in try await rows(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection) {
+            let (device, persistentID, sequence) = try row.decode((Int64, String, Int64).self)
+            sequences[DeviceMessage(androidID: UInt64(bitPattern: device), persistentID: persistentID)] = sequence
         }
-        try await insert(inserts, on: connection)
-        return (decisions, counted)
+        // Rows a later entry of the batch deleted were never inserted; the rest have their numbers now.
+        return decisions.map { enqueued in
+            var enqueued = enqueued
+            enqueued.stored = enqueued.stored.compactMap { entry in
+                guard
+                    let sequence = sequences[
+                        DeviceMessage(androidID: entry.androidID, persistentID: entry.persistentID)]
+                else { return nil }
+                var entry = entry
+                entry.sequence = sequence
+                return entry
+            }
+            return enqueued
+        }
     }
 
-    /// Inserts queue rows with their sequence numbers in one statement.
-    private func insert(_ entries: [QueuedMessage], on connection: PostgresConnection) async throws {
-        guard !entries.isEmpty else { return }
-        try await run(
-            """
-            INSERT INTO device_queue (sequence, android_id, token, persistent_id, message_id, project_id, stanza,
-                created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
-            SELECT sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
-                CASE WHEN has_collapse_key THEN collapse_key END, is_high_priority, app_id, analytics_label,
-                deleted_count
-            FROM UNNEST(\(entries.map(\.sequence))::bigint[],
-                \(entries.map { Int64(bitPattern: $0.androidID) })::bigint[], \(entries.map(\.token))::text[],
-                \(entries.map(\.persistentID))::text[], \(entries.map(\.messageID))::text[],
-                \(entries.map(\.projectID))::text[], \(entries.map { ByteBuffer(bytes: $0.stanza) })::bytea[],
-                \(entries.map(\.createdAt.milliseconds))::bigint[], \(entries.map(\.expiresAt.milliseconds))::bigint[],
-                \(entries.map { $0.collapseKey ?? "" })::text[], \(entries.map { $0.collapseKey != nil })::bool[],
-                \(entries.map(\.isHighPriority))::bool[], \(entries.map(\.appID))::text[],
-                \(entries.map(\.analyticsLabel))::text[], \(entries.map { Int64($0.deletedCount) })::bigint[])
-                AS rows(sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
-                    expires_at, collapse_key, has_collapse_key, is_high_priority, app_id, analytics_label,
-                    deleted_count)
-            """, on: connection)
+    /// Inserts queue rows in entry order, the database numbering them: a part of a
+    /// statement, its values placed in `binds`.
+    private static func insertion(of entries: [QueuedMessage], _ binds: inout PostgresBindings) -> String {
+        """
+        INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
+            created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
+        SELECT android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
+            CASE WHEN has_collapse_key THEN collapse_key END, is_high_priority, app_id, analytics_label,
+            deleted_count
+        FROM UNNEST(\(binds.place(entries.map { Int64(bitPattern: $0.androidID) }))::bigint[],
+            \(binds.place(entries.map(\.token)))::text[], \(binds.place(entries.map(\.persistentID)))::text[],
+            \(binds.place(entries.map(\.messageID)))::text[], \(binds.place(entries.map(\.projectID)))::text[],
+            \(binds.place(entries.map { ByteBuffer(bytes: $0.stanza) }))::bytea[],
+            \(binds.place(entries.map(\.createdAt.milliseconds)))::bigint[],
+            \(binds.place(entries.map(\.expiresAt.milliseconds)))::bigint[],
+            \(binds.place(entries.map { $0.collapseKey ?? "" }))::text[],
+            \(binds.place(entries.map { $0.collapseKey != nil }))::bool[],
+            \(binds.place(entries.map(\.isHighPriority)))::bool[], \(binds.place(entries.map(\.appID)))::text[],
+            \(binds.place(entries.map(\.analyticsLabel)))::text[],
+            \(binds.place(entries.map { Int64($0.deletedCount) }))::bigint[])
+            WITH ORDINALITY AS rows(android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                expires_at, collapse_key, has_collapse_key, is_high_priority, app_id, analytics_label,
+                deleted_count, position)
+        ORDER BY position
+        """
     }
 
     // MARK: Devices and registrations
@@ -846,15 +880,17 @@ public final class PostgresStore: ClusterStore {
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
         let (kind, audience) = StoreCoding.encode(job.audience)
         try await transaction { connection in
-            try await self.insert([message], on: connection)
-            try await self.run(
-                """
+            var binds = PostgresBindings()
+            let sql = """
+                WITH inserted AS (\(Self.insertion(of: [message], &binds)))
                 INSERT INTO fanouts (message_id, project_id, audience_kind, audience, body, created_at, expires_at,
                     state, cursor, delivered, owner_node)
-                VALUES (\(job.messageID), \(job.projectID), \(kind), \(audience), \(job.body),
-                    \(job.createdAt.milliseconds), \(job.expiresAt.milliseconds), \(job.state.rawValue), \(job.cursor),
-                    \(job.delivered), \(self.nodeID))
-                """, on: connection)
+                VALUES (\(binds.place(job.messageID)), \(binds.place(job.projectID)), \(binds.place(kind)),
+                    \(binds.place(audience)), \(binds.place(job.body)), \(binds.place(job.createdAt.milliseconds)),
+                    \(binds.place(job.expiresAt.milliseconds)), \(binds.place(job.state.rawValue)),
+                    \(binds.place(job.cursor)), \(binds.place(job.delivered)), \(binds.place(self.nodeID)))
+                """
+            try await self.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
             try await self.record(stats, on: connection)
         }
     }
@@ -892,9 +928,7 @@ public final class PostgresStore: ClusterStore {
                 WHERE message_id = \(messageID) AND owner_node = \(self.nodeID) RETURNING 1
                 """, on: connection)
             guard owned > 0 else { throw StoreError.notFound("fanout \(messageID) held by this node") }
-            let (decisions, counted) = try await self.enqueue(queue, limits: limits, stats: stats, on: connection)
-            try await self.record(counted, on: connection)
-            return decisions
+            return try await self.enqueue(queue, limits: limits, stats: stats, on: connection)
         }
     }
 
@@ -953,22 +987,37 @@ public final class PostgresStore: ClusterStore {
         try await transaction { connection in try await self.record(stats, on: connection) }
     }
 
+    /// Rows each delivery counter is spread over.
+    static let counterShards: Int16 = 16
+
     private func record(_ stats: [DeliveryStat], on connection: PostgresConnection) async throws {
+        guard !stats.isEmpty else { return }
+        var binds = PostgresBindings()
+        let sql = Self.counting(stats, &binds)
+        try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
+    }
+
+    /// Adds to delivery counters: a statement or a part of one, its values placed in
+    /// `binds`. Every send adds to the same few counters, so each is kept in
+    /// `counterShards` rows and a statement adds to one of them: concurrent writers seldom
+    /// wait for each other's commit. Sorted, so that two writers take the rows' locks in
+    /// the same order.
+    private static func counting(_ stats: [DeliveryStat], _ binds: inout PostgresBindings) -> String {
         let totals = StoreCoding.totals(stats).sorted {
             ($0.key.projectID, $0.key.day, $0.key.appID, $0.key.label, $0.counter.rawValue)
                 < ($1.key.projectID, $1.key.day, $1.key.appID, $1.key.label, $1.counter.rawValue)
         }
-        guard !totals.isEmpty else { return }
-        // Sorted, so that two writers take the counter rows' locks in the same order.
-        try await run(
-            """
-            INSERT INTO delivery_stats (project_id, day, app_id, label, counter, value)
-            SELECT * FROM UNNEST(\(totals.map(\.key.projectID))::text[], \(totals.map(\.key.day))::text[],
-                \(totals.map(\.key.appID))::text[], \(totals.map(\.key.label))::text[],
-                \(totals.map(\.counter.rawValue))::text[], \(totals.map { Int64($0.amount) })::bigint[])
-            ON CONFLICT (project_id, day, app_id, label, counter)
+        return """
+            INSERT INTO delivery_stats (project_id, day, app_id, label, counter, shard, value)
+            SELECT project_id, day, app_id, label, counter, \(binds.place(Int16.random(in: 0..<counterShards))), value
+            FROM UNNEST(\(binds.place(totals.map(\.key.projectID)))::text[], \(binds.place(totals.map(\.key.day)))::text[],
+                \(binds.place(totals.map(\.key.appID)))::text[], \(binds.place(totals.map(\.key.label)))::text[],
+                \(binds.place(totals.map(\.counter.rawValue)))::text[],
+                \(binds.place(totals.map { Int64($0.amount) }))::bigint[])
+                AS rows(project_id, day, app_id, label, counter, value)
+            ON CONFLICT (project_id, day, app_id, label, counter, shard)
             DO UPDATE SET value = delivery_stats.value + excluded.value
-            """, on: connection)
+            """
     }
 
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
@@ -976,9 +1025,10 @@ public final class PostgresStore: ClusterStore {
     {
         let counters = try await rows(
             """
-            SELECT day, app_id, label, counter, value FROM delivery_stats
+            SELECT day, app_id, label, counter, SUM(value)::bigint FROM delivery_stats
             WHERE project_id = \(projectID) AND day >= \(from.description) AND day <= \(through.description)
                 AND (\(appID)::text IS NULL OR app_id = \(appID))
+            GROUP BY day, app_id, label, counter
             """
         ).map { row in
             let (day, app, label, counter, value) = try row.decode((String, String, String, String, Int).self)
@@ -1155,8 +1205,9 @@ public final class PostgresStore: ClusterStore {
         }
     }
 
+    /// Runs one statement, which is a transaction of its own.
     private func run(_ query: PostgresQuery) async throws {
-        try await transaction { connection in try await self.run(query, on: connection) }
+        _ = try await rows(query)
     }
 
     private func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
@@ -1176,7 +1227,7 @@ public final class PostgresStore: ClusterStore {
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {
-        try await transaction { connection in try await self.count(query, on: connection) }
+        try await rows(query).count
     }
 
     private func count(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> Int {
@@ -1188,6 +1239,7 @@ public final class PostgresStore: ClusterStore {
         switch error.serverInfo?[.sqlState] {
         case "23505": return StoreError.conflict(message)
         case "23503": return StoreError.notFound(message)
+        case let state?: return Unreachable(description: "PostgreSQL error \(state): \(message)")
         default: return error
         }
     }
@@ -1266,5 +1318,13 @@ public final class PostgresStore: ClusterStore {
             createdAt: Timestamp(milliseconds: created), expiresAt: Timestamp(milliseconds: expires),
             collapseKey: collapseKey, isHighPriority: high, appID: app, analyticsLabel: label,
             deletedCount: Int(deleted))
+    }
+}
+
+extension PostgresBindings {
+    /// Binds `value` and answers its placeholder, for statements put together from parts.
+    mutating func place<Value: PostgresDynamicTypeEncodable>(_ value: Value) -> String {
+        append(value)
+        return "$\(count)"
     }
 }
