@@ -2,6 +2,7 @@
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -32,6 +33,26 @@ def wait_until_healthy(url, seconds=30):
         except OSError:
             time.sleep(0.1)
     raise RuntimeError(f"herald serve at {url} did not start")
+
+
+class ServeProcess:
+    """What every harness does with its `herald serve` process (in `self.process`)."""
+
+    process = None
+
+    def kill(self):
+        """Kills the server with SIGKILL, as a crash would."""
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def stop(self):
+        """Stops the server gracefully, killing it if it takes too long."""
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
 
 
 class HeraldServer:
