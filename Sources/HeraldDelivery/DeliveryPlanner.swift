@@ -91,8 +91,8 @@ public struct DeliveryPlanner: Sendable {
         return try await plan(message, id: id, registration: registration, project: project, now: now, cache: &cache)
     }
 
-    /// Hands a TTL-0 message to its device's connection; answers the counter to add.
-    public func deliverNow(_ message: QueuedMessage) -> DeliveryStat {
+    /// Hands a TTL-0 message to its device's connection here; answers the counter to add.
+    private func deliverNow(_ message: QueuedMessage) -> DeliveryStat {
         let delivered = registry.deliverNow(androidID: message.androidID, message)
         return DeliveryStat(message.statKey, delivered ? .delivered : .expired)
     }

@@ -78,7 +78,7 @@ public struct HeraldNode: Sendable {
             return try SQLiteStore(dataDirectory: configuration.dataDirectory)
         }
         guard let location = PostgresStore.Location(url: url) else {
-            throw PostgresStore.Unreachable(description: "not a postgres:// URL: \(url)")
+            throw PostgresStore.Failure(description: "not a postgres:// URL: \(url)")
         }
         return try await PostgresStore.open(
             location, nodeID: configuration.nodeID, logger: logger, connections: configuration.databaseConnections)

@@ -54,7 +54,7 @@ public final class PostgresStore: ClusterStore {
     }
 
     /// Why the store could not open or a statement failed, in the database's words.
-    public struct Unreachable: Error, CustomStringConvertible {
+    public struct Failure: Error, CustomStringConvertible {
         public var description: String
 
         public init(description: String) {
@@ -85,7 +85,7 @@ public final class PostgresStore: ClusterStore {
                 }
                 group.addTask {
                     try await Task.sleep(for: timeout)
-                    throw Unreachable(description: "PostgreSQL at \(location.redacted) did not answer in \(timeout)")
+                    throw Failure(description: "PostgreSQL at \(location.redacted) did not answer in \(timeout)")
                 }
                 try await group.next()
                 group.cancelAll()
@@ -402,14 +402,14 @@ public final class PostgresStore: ClusterStore {
     // MARK: Secrets
 
     public func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8] {
-        let candidate = make()
+        let read: PostgresQuery = "SELECT value FROM secrets WHERE name = \(name)"
+        if let stored = try await rows(read).first {
+            return Array(try stored.decode(ByteBuffer.self).readableBytesView)
+        }
         // The first node to insert wins; every node reads the stored value back.
         try await run(
-            "INSERT INTO secrets (name, value) VALUES (\(name), \(ByteBuffer(bytes: candidate))) ON CONFLICT DO NOTHING"
-        )
-        guard let stored = try await rows("SELECT value FROM secrets WHERE name = \(name)").first else {
-            throw StoreError.notFound("secret \(name)")
-        }
+            "INSERT INTO secrets (name, value) VALUES (\(name), \(ByteBuffer(bytes: make()))) ON CONFLICT DO NOTHING")
+        guard let stored = try await rows(read).first else { throw StoreError.notFound("secret \(name)") }
         return Array(try stored.decode(ByteBuffer.self).readableBytesView)
     }
 
@@ -1239,7 +1239,7 @@ public final class PostgresStore: ClusterStore {
         switch error.serverInfo?[.sqlState] {
         case "23505": return StoreError.conflict(message)
         case "23503": return StoreError.notFound(message)
-        case let state?: return Unreachable(description: "PostgreSQL error \(state): \(message)")
+        case let state?: return Failure(description: "PostgreSQL error \(state): \(message)")
         default: return error
         }
     }
