@@ -90,11 +90,11 @@ class HeraldServer:
             "api_key": fields["api key"],
         }
 
-    def start(self):
+    def start(self, *extra):
         log = open(os.path.join(self.directory, "serve.log"), "ab")
         self.process = subprocess.Popen(
             [HERALD, "serve", "--data-dir", self.data_dir, "--http-port", str(self.port),
-             "--gateway-port", str(self.gateway_port)],
+             "--gateway-port", str(self.gateway_port), *extra],
             stdout=log, stderr=subprocess.STDOUT,
         )
         wait_until_healthy(self.url)

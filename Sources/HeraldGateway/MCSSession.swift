@@ -327,7 +327,10 @@ public struct MCSSession: Sendable {
             if recentlyAcknowledged.count > Self.rememberedAcknowledgements {
                 recentlyAcknowledged.removeFirst(recentlyAcknowledged.count - Self.rememberedAcknowledgements)
             }
-            return [.acknowledge(ack.id)] + (mayHaveMore ? requestLoad() : [])
+            // The next page is read once half the window is free, not after every acknowledgement:
+            // a device acknowledging one message at a time would otherwise cost a read per message.
+            let refill = mayHaveMore && inFlight.count <= configuration.maximumInFlight / 2
+            return [.acknowledge(ack.id)] + (refill ? requestLoad() : [])
         case MCSFrame.deviceStateExtension:
             switch text {
             case "doze":

@@ -19,6 +19,7 @@ public enum HeraldRouter {
         DeliveryDataRoutes(environment: environment).register(on: router)
         TopicRoutes(environment: environment).register(on: router)
         DeviceGroupRoutes(environment: environment).register(on: router)
+        OpenAPIDocument.register(on: router)
         return router
     }
 }

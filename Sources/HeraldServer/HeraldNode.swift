@@ -88,8 +88,17 @@ public struct HeraldNode: Sendable {
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         -> some ApplicationProtocol
     {
-        Application(
+        let headTimeout = configuration.httpHeadTimeoutSeconds
+        let bodyTimeout = configuration.httpBodyTimeoutSeconds
+        return Application(
             router: HeraldRouter.make(environment),
+            server: .http1(
+                configuration: .init(
+                    additionalChannelHandlers: [
+                        RequestDeadline(
+                            headTimeout: .nanoseconds(Int64(headTimeout * 1e9)),
+                            bodyTimeout: .nanoseconds(Int64(bodyTimeout * 1e9)))
+                    ])),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },

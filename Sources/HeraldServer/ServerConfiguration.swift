@@ -28,6 +28,12 @@ public struct ServerConfiguration: Sendable {
     /// Sends worked on at once; past it a send is answered 503 `UNAVAILABLE` with
     /// `Retry-After` instead of queueing in front of the store. Default 2,048.
     public var maximumConcurrentSends: Int = 2_048
+    /// Seconds an HTTP client has to send a request's head, counted from the connection
+    /// opening or its previous answer; an idle keep-alive connection is closed after as
+    /// long. Default 60.
+    public var httpHeadTimeoutSeconds: Double = 60
+    /// Seconds an HTTP client has to send a request's body once its head is in. Default 60.
+    public var httpBodyTimeoutSeconds: Double = 60
 
     public init() {}
 

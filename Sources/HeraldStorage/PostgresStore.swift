@@ -482,7 +482,7 @@ public final class PostgresStore: ClusterStore {
         let tokens = Set(queue.map(\.token))
         for row in try await rows(
             """
-            SELECT \(unescaped: Self.queueColumns) FROM device_queue WHERE android_id = ANY(\(devices))
+            SELECT \(unescaped: Self.admissionColumns) FROM device_queue WHERE android_id = ANY(\(devices))
             ORDER BY sequence
             """, on: connection)
         {
@@ -1302,6 +1302,7 @@ public final class PostgresStore: ClusterStore {
     }
 
     static let queueColumns = SQLiteStore.queueColumns
+    static let admissionColumns = queueColumns.replacingOccurrences(of: "stanza,", with: "''::bytea AS stanza,")
 
     private static func queued(_ row: PostgresRow) throws -> QueuedMessage {
         let (

@@ -14,12 +14,15 @@ public struct EndToEndBenchmark: Sendable {
         public var seconds: Double
         public var devices: Int
         public var senders: Int = 16
+        /// Size of a data value sent beside the sequence number.
+        public var payloadBytes: Int
 
-        public init(target: BenchTarget, rate: Int, seconds: Double, devices: Int) {
+        public init(target: BenchTarget, rate: Int, seconds: Double, devices: Int, payloadBytes: Int = 0) {
             self.target = target
             self.rate = rate
             self.seconds = seconds
             self.devices = devices
+            self.payloadBytes = payloadBytes
         }
     }
 
@@ -78,6 +81,7 @@ public struct EndToEndBenchmark: Sendable {
         let path = "/v1/projects/\(projectID)/messages:send"
         let headers = [("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json")]
         let tokenList = tokens
+        let fill = options.payloadBytes > 0 ? #","fill":"\#(String(repeating: "x", count: options.payloadBytes))""# : ""
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<options.senders {
                 group.addTask {
@@ -89,7 +93,8 @@ public struct EndToEndBenchmark: Sendable {
                             let due = start + .nanoseconds(Int64(Double(index) / Double(options.rate) * 1e9))
                             try await Task.sleep(until: due, clock: .continuous)
                             let body =
-                                #"{"message":{"token":"\#(tokenList[index % tokenList.count])","data":{"seq":"\#(index)"},"android":{"priority":"high"}}}"#
+                                #"{"message":{"token":"\#(tokenList[index % tokenList.count])","data":{"seq":"\#(index)"\#(fill)},"#
+                                + #""android":{"priority":"high"}}}"#
                             sends.record(index, (ContinuousClock.now - origin).nanoseconds)
                             let result = try await connection.request(
                                 .POST, path, headers: headers, body: Array(body.utf8))

@@ -14,12 +14,15 @@ public struct FanoutBenchmark: Sendable {
         public var subscribers: Int
         public var connected: Int
         public var serverPID: Int32?
+        /// Size of the message's data value (beside a short key naming the benchmark).
+        public var payloadBytes: Int
 
-        public init(target: BenchTarget, subscribers: Int, connected: Int, serverPID: Int32?) {
+        public init(target: BenchTarget, subscribers: Int, connected: Int, serverPID: Int32?, payloadBytes: Int = 0) {
             self.target = target
             self.subscribers = subscribers
             self.connected = connected
             self.serverPID = serverPID
+            self.payloadBytes = payloadBytes
         }
     }
 
@@ -31,6 +34,8 @@ public struct FanoutBenchmark: Sendable {
         public var connectedSeconds: Double
         public var allQueuedSeconds: Double
         public var peakRSSKB: Int?
+        /// Server CPU seconds from the send until the connected devices had it (with a server pid).
+        public var serverCPUSeconds: Double?
 
         public var connectedPerSecond: Double { Double(connectedReceived) / connectedSeconds }
         public var overallPerSecond: Double { Double(subscribers) / allQueuedSeconds }
@@ -45,6 +50,7 @@ public struct FanoutBenchmark: Sendable {
                 (key: "all_queued_seconds", value: .number((allQueuedSeconds * 100).rounded() / 100)),
                 (key: "overall_deliveries_per_second", value: .number(overallPerSecond.rounded())),
                 (key: "peak_rss_kb", value: peakRSSKB.map { .number(Double($0)) } ?? .null),
+                (key: "server_cpu_seconds", value: serverCPUSeconds.map { .number($0) } ?? .null),
             ])
         }
     }
@@ -113,12 +119,14 @@ public struct FanoutBenchmark: Sendable {
         defer { for channel in channels { channel.close(promise: nil) } }
         let before = try await fanoutCounter(headers: headers)
         progress("sending to the topic")
+        let payload = String(repeating: "x", count: options.payloadBytes)
+        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
         let sent = ContinuousClock.now
         let result = try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
             connection in
             try await connection.request(
                 .POST, "/v1/projects/\(projectID)/messages:send", headers: headers,
-                body: Array(#"{"message":{"topic":"bench-fanout","data":{"bench":"fanout"}}}"#.utf8))
+                body: Array(#"{"message":{"topic":"bench-fanout","data":{"bench":"\#(payload)"}}}"#.utf8))
         }
         let accepted = ContinuousClock.now
         guard result.status == 200 else {
@@ -129,6 +137,7 @@ public struct FanoutBenchmark: Sendable {
         while receipts.count < options.connected, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
+        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
         let lastReceipt = receipts.values.filter { $0 >= 0 }.max() ?? 0
         let connectedSeconds = Double(lastReceipt) / 1e9 - (sent - origin).seconds
         var allQueued = ContinuousClock.now
@@ -143,7 +152,8 @@ public struct FanoutBenchmark: Sendable {
             subscribers: options.subscribers, connected: options.connected,
             acceptMilliseconds: (accepted - sent).seconds * 1000, connectedReceived: receipts.count,
             connectedSeconds: connectedSeconds, allQueuedSeconds: (allQueued - sent).seconds,
-            peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes))
+            peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes),
+            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })
     }
 
     /// The server's count of fanout deliveries, from `/metrics`.

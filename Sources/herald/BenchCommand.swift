@@ -8,7 +8,7 @@ import NIOSSL
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench", abstract: "Measure a running Herald.",
-        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Quota.self])
+        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self])
 
     /// Gateway options shared by the device benchmarks.
     struct GatewayOptions: ParsableArguments {
@@ -100,15 +100,16 @@ struct BenchCommand: AsyncParsableCommand {
         @OptionGroup var targetOptions: TargetOptions
         @Option(help: "Subscribed app instances.") var subscribers = 100_000
         @Option(help: "How many of them are connected devices.") var connected = 10_000
-        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its peak RSS.") var serverPID:
-            Int32?
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its peak RSS and CPU time.")
+        var serverPID: Int32?
+        @Option(name: .customLong("payload-bytes"), help: "Size of the message's data value.") var payloadBytes = 0
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
             let benchmark = FanoutBenchmark(
                 options: .init(
                     target: try targetOptions.target(), subscribers: subscribers, connected: connected,
-                    serverPID: serverPID))
+                    serverPID: serverPID, payloadBytes: payloadBytes))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print(
                 "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
@@ -119,6 +120,31 @@ struct BenchCommand: AsyncParsableCommand {
             print(
                 "\(report.subscribers)   \(report.connected)   \(accept)   \(report.connectedReceived)   "
                     + "\(Int(report.connectedPerSecond))   \(allQueued)   \(Int(report.overallPerSecond))   \(rss)")
+        }
+    }
+
+    struct Drain: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "K messages stored for an offline app instance: time to deliver them all once it connects.")
+
+        @OptionGroup var targetOptions: TargetOptions
+        @Option(help: "Messages to store before the device connects.") var messages = 10_000
+        @Option(name: .customLong("payload-bytes"), help: "Size of each message's data value.") var payloadBytes = 64
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.") var serverPID:
+            Int32?
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            let benchmark = DrainBenchmark(
+                options: .init(
+                    target: try targetOptions.target(), messages: messages, payloadBytes: payloadBytes,
+                    serverPID: serverPID))
+            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
+            print("messages   refused sends   stored in s   received   drain s   drained/s")
+            print(
+                "\(report.messages)   \(report.failedSends)   \(String(format: "%.2f", report.queueSeconds))   "
+                    + "\(report.received)   \(String(format: "%.3f", report.drainSeconds))   \(Int(report.drainPerSecond))"
+            )
         }
     }
 
@@ -161,11 +187,15 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Messages per second.") var rate = 1000
         @Option(help: "How long to send, in seconds.") var seconds = 10.0
         @Option(help: "How many devices share the messages.") var devices = 300
+        @Option(name: .customLong("payload-bytes"), help: "Size of a data value sent with each message.")
+        var payloadBytes = 0
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
             let benchmark = EndToEndBenchmark(
-                options: .init(target: try targetOptions.target(), rate: rate, seconds: seconds, devices: devices))
+                options: .init(
+                    target: try targetOptions.target(), rate: rate, seconds: seconds, devices: devices,
+                    payloadBytes: payloadBytes))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print("sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs")
             print(
@@ -244,4 +274,5 @@ protocol JSONReport {
 extension ConnectBenchmark.Report: JSONReport {}
 extension EndToEndBenchmark.Report: JSONReport {}
 extension FanoutBenchmark.Report: JSONReport {}
+extension DrainBenchmark.Report: JSONReport {}
 extension QuotaBenchmark.Report: JSONReport {}

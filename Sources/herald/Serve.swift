@@ -56,10 +56,24 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("heartbeat-seconds"), help: "Seconds between gateway heartbeats on idle connections.")
     var heartbeatSeconds = 240
 
+    @Option(
+        name: .customLong("http-head-timeout"),
+        help: "Seconds a client has to send a request's head (and an idle connection stays open).")
+    var httpHeadTimeout = 60.0
+
+    @Option(name: .customLong("http-body-timeout"), help: "Seconds a client has to send a request's body.")
+    var httpBodyTimeout = 60.0
+
+    @Option(name: .customLong("login-timeout"), help: "Seconds a device connection has to log in.")
+    var loginTimeout = 30
+
     func validate() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if gatewayPlaintext && tlsCertificate != nil {
             throw ValidationError("--gateway-plaintext and --tls-cert exclude each other.")
+        }
+        guard httpHeadTimeout > 0, httpBodyTimeout > 0, loginTimeout > 0 else {
+            throw ValidationError("Timeouts must be positive.")
         }
         guard (5...1500).contains(heartbeatSeconds) else {
             throw ValidationError("--heartbeat-seconds must be between 5 and 1500 (well inside 30 minutes).")
@@ -82,7 +96,11 @@ struct Serve: AsyncParsableCommand {
         configuration.httpHost = httpHost
         configuration.httpPort = httpPort
         configuration.publicURL = publicURL
+        configuration.httpHeadTimeoutSeconds = httpHeadTimeout
+        configuration.httpBodyTimeoutSeconds = httpBodyTimeout
+        OpenFiles.raiseLimit(logger: logger)
         var gateway = GatewayConfiguration()
+        gateway.loginTimeoutSeconds = loginTimeout
         gateway.host = gatewayHost ?? httpHost
         gateway.ports = [gatewayPort] + gatewayExtraPorts
         gateway.heartbeatSeconds = heartbeatSeconds

@@ -173,6 +173,25 @@ import Testing
         #expect(acked.contains(.loadPending(after: 2, limit: 1, highPriorityOnly: false)))
     }
 
+    @Test func L4_aDrainingQueueIsReadAgainOnceHalfTheWindowIsFreeNotAfterEveryAcknowledgement() throws {
+        var wide = configuration()
+        wide.maximumInFlight = 10
+        var session = MCSSession(configuration: wide, now: start)
+        _ = loggedIn(&session)
+        let loaded = session.loaded((1...10).map { message(Int64($0)) }, requested: 10, now: start)
+        #expect(try persistentIDs(loaded) == (1...10).map { "p\($0)" })
+        func isLoad(_ action: MCSSession.Action) -> Bool {
+            if case .loadPending = action { return true } else { return false }
+        }
+        // A device acknowledging one message at a time: no read for the first four.
+        for sequence in 1...4 {
+            #expect(!session.received(MCSFrame.selectiveAck(["p\(sequence)"]), now: start).contains(where: isLoad))
+        }
+        // The fifth frees half of the window: the next page, five long, is read.
+        let fifth = session.received(MCSFrame.selectiveAck(["p5"]), now: start)
+        #expect(fifth.last == .loadPending(after: 10, limit: 5, highPriorityOnly: false))
+    }
+
     @Test func D4_aDozingDeviceIsOfferedHighPriorityOnlyUntilItWakes() {
         var session = MCSSession(configuration: configuration(), now: start)
         _ = loggedIn(&session)
