@@ -28,12 +28,14 @@ actor AcknowledgementBatcher {
         signal.yield()
     }
 
-    /// Writes batches until cancelled; what is pending then is written first.
+    /// Writes batches until cancelled; what is pending then is written first, outside the
+    /// cancelled task (a store refuses to start work for a cancelled one, and a shutdown
+    /// would otherwise drop the last acknowledgements and deliver those messages again).
     func run() async {
         for await _ in signals {
             await flush()
         }
-        await flush()
+        await Task { await self.flush() }.value
     }
 
     /// Writes everything pending, batch by batch.
@@ -44,6 +46,10 @@ actor AcknowledgementBatcher {
             do {
                 let removed = try await store.acknowledge(batch: batch)
                 metrics.increment("herald_messages_delivered_total", by: removed)
+            } catch is CancellationError {
+                // Kept for the final flush, which runs outside the cancelled task.
+                pending.merge(batch) { newer, older in older + newer }
+                return
             } catch {
                 logger.warning("acknowledgements not written", metadata: ["error": "\(error)"])
             }

@@ -1,0 +1,28 @@
+import HeraldCore
+import Logging
+import Testing
+
+@testable import HeraldGateway
+
+/// What the acknowledgement batcher does when the node shuts down.
+@Suite struct AcknowledgementBatcherTests {
+    /// L4: an acknowledgement that arrived just before shutdown is still written, so the
+    /// message is not delivered again after a restart. The store (SQLite) refuses to start
+    /// work for a cancelled task; the last flush must run outside it.
+    @Test func L4_acknowledgementsPendingAtShutdownAreWritten() async throws {
+        try await GatewayHarness.with { harness in
+            let (device, token) = try await harness.makeDevice()
+            let id = try await harness.send(#"{"token":"\#(token)","data":{"k":"v"}}"#)
+            #expect(try await harness.node.store.queuedCount(androidID: device.androidID) == 1)
+            var logger = Logger(label: "acknowledgement-test")
+            logger.logLevel = .critical
+            let batcher = AcknowledgementBatcher(
+                store: harness.node.store, metrics: harness.node.metrics, logger: logger)
+            await batcher.submit(androidID: device.androidID, persistentIDs: [id])
+            let running = Task { await batcher.run() }
+            running.cancel()
+            await running.value
+            #expect(try await harness.node.store.queuedCount(androidID: device.androidID) == 0)
+        }
+    }
+}
