@@ -1,17 +1,18 @@
 import HeraldDelivery
 import HeraldStorage
 import Logging
+import Synchronization
 
 /// Group commit for acknowledgements: devices acknowledge one message at a time, and
 /// each would be a write transaction of its own. Acknowledgements that arrive while a
 /// batch is being written go into the next batch, so under load one transaction carries
 /// many devices' acknowledgements. A lost acknowledgement only means a redelivery, which
 /// the SDK drops by message id.
-actor AcknowledgementBatcher {
+final class AcknowledgementBatcher: Sendable {
     private let store: any HeraldStore
     private let metrics: HeraldMetrics
     private let logger: Logger
-    private var pending: [UInt64: [String]] = [:]
+    private let pending: Mutex<[UInt64: [String]]> = Mutex([:])
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
@@ -22,9 +23,9 @@ actor AcknowledgementBatcher {
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// Adds acknowledgements to the next batch.
+    /// Adds acknowledgements to the next batch; callable from any thread without waiting.
     func submit(androidID: UInt64, persistentIDs: [String]) {
-        pending[androidID, default: []] += persistentIDs
+        pending.withLock { $0[androidID, default: []] += persistentIDs }
         signal.yield()
     }
 
@@ -40,15 +41,18 @@ actor AcknowledgementBatcher {
 
     /// Writes everything pending, batch by batch.
     func flush() async {
-        while !pending.isEmpty {
-            let batch = pending
-            pending = [:]
+        while true {
+            let batch = pending.withLock { pending in
+                defer { pending = [:] }
+                return pending
+            }
+            guard !batch.isEmpty else { return }
             do {
                 let removed = try await store.acknowledge(batch: batch)
                 metrics.increment("herald_messages_delivered_total", by: removed)
             } catch is CancellationError {
                 // Kept for the final flush, which runs outside the cancelled task.
-                pending.merge(batch) { newer, older in older + newer }
+                pending.withLock { $0.merge(batch) { newer, older in older + newer } }
                 return
             } catch {
                 logger.warning("acknowledgements not written", metadata: ["error": "\(error)"])
@@ -57,7 +61,7 @@ actor AcknowledgementBatcher {
     }
 
     /// Stops the loop once what is pending is written.
-    nonisolated func finish() {
+    func finish() {
         signal.finish()
     }
 }

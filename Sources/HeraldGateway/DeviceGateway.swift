@@ -10,11 +10,12 @@ import NIOSSL
 import Synchronization
 
 /// The device gateway: TLS (or plain) TCP listeners speaking MCS, one session per
-/// connection, each in its own child task.
+/// connection, run by a channel handler on the connection's event loop.
 ///
-/// A session's state machine (`MCSSession`) decides; this type carries out its actions:
-/// checks logins against the store, reads and acknowledges the device's queue, and
-/// registers the device so that the dispatcher can wake it.
+/// A session's state machine (`MCSSession`) decides; `SessionHandler` carries out its
+/// actions: checks logins against the store, reads and acknowledges the device's queue,
+/// and registers the device so that the dispatcher can wake it. An idle connection costs
+/// its channel and handler, no task; only store reads leave the event loop.
 public final class DeviceGateway: Sendable {
     private let configuration: GatewayConfiguration
     private let store: any HeraldStore
@@ -59,13 +60,13 @@ public final class DeviceGateway: Sendable {
     /// How many connections are open, logged in or not.
     public var connectionCount: Int { connections.count }
 
-    /// Binds every configured port and serves until cancelled.
+    /// Binds every configured port and serves until cancelled; then closes every connection.
     public func run(onListening: @escaping @Sendable ([Int]) async -> Void = { _ in }) async throws {
-        var servers: [NIOAsyncChannel<NIOAsyncChannel<MCSFrame, MCSFrame>, Never>] = []
+        var servers: [any Channel] = []
         for port in configuration.ports {
             servers.append(try await bind(port: port))
         }
-        let ports = servers.compactMap { $0.channel.localAddress?.port }
+        let ports = servers.compactMap { $0.localAddress?.port }
         boundPorts.withLock { $0 = ports }
         logger.info(
             "device gateway listening",
@@ -81,51 +82,26 @@ public final class DeviceGateway: Sendable {
                 }
             }
             for server in servers {
-                group.addTask { try await self.accept(on: server) }
-            }
-        }
-    }
-
-    /// Connection tasks are spread over this many task groups: a group forgets a finished
-    /// child by walking its list of children, so one group of 100,000 connections would
-    /// spend seconds of CPU when many of them close at once.
-    static let connectionShards = 64
-
-    /// Accepts connections on one listener until it closes or the gateway stops.
-    private func accept(on server: NIOAsyncChannel<NIOAsyncChannel<MCSFrame, MCSFrame>, Never>) async throws {
-        typealias Connection = NIOAsyncChannel<MCSFrame, MCSFrame>
-        var shards: [AsyncStream<Connection>.Continuation] = []
-        try await withThrowingDiscardingTaskGroup { group in
-            for _ in 0..<Self.connectionShards {
-                let (stream, continuation) = AsyncStream.makeStream(of: Connection.self)
-                shards.append(continuation)
                 group.addTask {
-                    await withDiscardingTaskGroup { connections in
-                        for await connection in stream {
-                            connections.addTask { await self.serve(connection) }
-                        }
+                    try await withTaskCancellationHandler {
+                        try await server.closeFuture.get()
+                    } onCancel: {
+                        server.close(promise: nil)
+                        self.connections.broadcast(.shutdown)
                     }
                 }
             }
-            defer { for shard in shards { shard.finish() } }
-            try await server.executeThenClose { inbound in
-                var next = 0
-                for try await connection in inbound {
-                    shards[next].yield(connection)
-                    next = (next + 1) % shards.count
-                }
-            }
         }
     }
 
-    private func bind(port: Int) async throws -> NIOAsyncChannel<NIOAsyncChannel<MCSFrame, MCSFrame>, Never> {
+    private func bind(port: Int) async throws -> any Channel {
         let tls = tls
         let maximumFrameBytes = configuration.maximumFrameBytes
         return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: 1024)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .bind(host: configuration.host, port: port) { channel in
+            .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
                         try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
@@ -135,9 +111,10 @@ public final class DeviceGateway: Sendable {
                             MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: maximumFrameBytes)))
                     try channel.pipeline.syncOperations.addHandler(
                         MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
-                    return try NIOAsyncChannel<MCSFrame, MCSFrame>(wrappingChannelSynchronously: channel)
+                    try channel.pipeline.syncOperations.addHandler(SessionHandler(gateway: self))
                 }
             }
+            .bind(host: configuration.host, port: port).get()
     }
 
     /// Sends a clock tick to every connection every second, for heartbeats and deadlines.
@@ -151,136 +128,249 @@ public final class DeviceGateway: Sendable {
     /// What a connection's session reacts to.
     enum Event: Sendable {
         case frame(MCSFrame)
-        case inboundEnded
         case inboundFailed(String)
         case tick
         case wake
         case replaced
         case deliverNow(QueuedMessage)
         case stored(QueuedMessage)
+        case shutdown
     }
 
-    private func serve(_ channel: NIOAsyncChannel<MCSFrame, MCSFrame>) async {
-        let (events, continuation) = AsyncStream.makeStream(of: Event.self, bufferingPolicy: .bufferingOldest(512))
-        let connectionID = connections.add(continuation)
-        metrics.increment("herald_gateway_connections_total")
-        var session = MCSSession(configuration: configuration, now: clock.now(), throttle: collapsibleThrottle)
-        let dozing = SessionFlag()
-        // Set when the event stream was full and a wake was lost; the next tick wakes the session.
-        let missedWake = SessionFlag()
-        do {
-            try await channel.executeThenClose { inbound, outbound in
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    group.addTask {
-                        do {
-                            for try await frame in inbound {
-                                if case .dropped = continuation.yield(.frame(frame)) {
-                                    continuation.yield(.inboundFailed("too many frames at once"))
-                                    break
-                                }
-                            }
-                            continuation.yield(.inboundEnded)
-                        } catch {
-                            continuation.yield(.inboundFailed("\(error)"))
-                        }
-                    }
-                    eventLoop: for await event in events {
-                        var actions = Deque(react(to: event, session: &session))
-                        if case .tick = event, missedWake.isSet {
-                            missedWake.isSet = false
-                            actions.append(contentsOf: session.wake())
-                        }
-                        defer { dozing.isSet = session.isDozing }
-                        while let action = actions.popFirst() {
-                            switch action {
-                            case .send(let frame):
-                                try await outbound.write(frame)
-                            case .authenticate(let androidID, let securityToken):
-                                let accepted = await checkLogin(androidID: androidID, securityToken: securityToken)
-                                if accepted {
-                                    devices.register(
-                                        androidID: androidID,
-                                        DeviceRegistry.Connection(
-                                            id: connectionID,
-                                            wake: {
-                                                if case .dropped = continuation.yield(.wake) { missedWake.isSet = true }
-                                            },
-                                            replace: { continuation.yield(.replaced) },
-                                            deliverNow: { message in
-                                                guard !dozing.isSet || message.isHighPriority else { return false }
-                                                if case .enqueued = continuation.yield(.deliverNow(message)) {
-                                                    return true
-                                                }
-                                                return false
-                                            },
-                                            stored: { entry in
-                                                if case .dropped = continuation.yield(.stored(entry)) {
-                                                    missedWake.isSet = true
-                                                }
-                                            }))
-                                    try? await store.recordConnection(androidID: androidID, at: clock.now())
-                                }
-                                actions.append(contentsOf: session.authenticated(accepted, now: clock.now()))
-                            case .acknowledge(let ids):
-                                if let androidID = session.androidID {
-                                    await acknowledgements.submit(androidID: androidID, persistentIDs: ids)
-                                }
-                            case .loadPending(let after, let limit, let highPriorityOnly):
-                                guard let androidID = session.androidID else { continue }
-                                let pending =
-                                    highPriorityOnly
-                                    ? try await store.pendingHighPriorityMessages(
-                                        androidID: androidID, after: after, limit: limit, now: clock.now())
-                                    : try await store.pendingMessages(
-                                        androidID: androidID, after: after, limit: limit, now: clock.now())
-                                actions.append(contentsOf: session.loaded(pending, requested: limit, now: clock.now()))
-                            case .recordReceipt(let counter, let messageID):
-                                if let androidID = session.androidID {
-                                    await recordReceipt(counter, messageID: messageID, androidID: androidID)
-                                }
-                            case .unregister(let token):
-                                if let androidID = session.androidID,
-                                    let registration = try await store.registration(token: token),
-                                    registration.androidID == androidID
-                                {
-                                    _ = try await store.deleteRegistration(token: token, at: clock.now())
-                                }
-                            case .close(let reason):
-                                logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
-                                break eventLoop
-                            }
-                        }
-                    }
-                    group.cancelAll()
+    /// Runs one connection's session on its event loop. Events (frames, clock ticks,
+    /// wake-ups from the dispatcher) are handled in order; while a store read the session
+    /// asked for is under way, later events wait in `waiting`, so that the session sees
+    /// the read's result before anything that came after it.
+    final class SessionHandler: ChannelInboundHandler, RemovableChannelHandler {
+        typealias InboundIn = MCSFrame
+        typealias OutboundOut = MCSFrame
+
+        /// Events a session may hold while a store read is under way; a device sending
+        /// more frames than that meanwhile is cut off.
+        static let maximumWaiting = 512
+
+        private let gateway: DeviceGateway
+        private var session: MCSSession
+        private var context: ChannelHandlerContext?
+        private var inbox: SessionInbox?
+        private var connectionID: UInt64 = 0
+        private var waiting: Deque<Event> = []
+        private var actions: Deque<MCSSession.Action> = []
+        /// A store read or write the session waits for.
+        private var busy = false
+        private var closed = false
+        private var needsFlush = false
+        private let dozing = SessionFlag()
+
+        init(gateway: DeviceGateway) {
+            self.gateway = gateway
+            session = MCSSession(
+                configuration: gateway.configuration, now: gateway.clock.now(), throttle: gateway.collapsibleThrottle)
+        }
+
+        func handlerAdded(context: ChannelHandlerContext) {
+            self.context = context
+            let inbox = SessionInbox(
+                handler: NIOLoopBound(self, eventLoop: context.eventLoop), eventLoop: context.eventLoop)
+            self.inbox = inbox
+            connectionID = gateway.connections.add(inbox)
+            gateway.metrics.increment("herald_gateway_connections_total")
+        }
+
+        func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            handle(.frame(unwrapInboundIn(data)))
+        }
+
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            handle(.inboundFailed("\(error)"))
+        }
+
+        func channelInactive(context: ChannelHandlerContext) {
+            closed = true
+            inbox?.close()
+            waiting.removeAll()
+            actions.removeAll()
+            let gateway = gateway
+            let connectionID = connectionID
+            gateway.connections.remove(connectionID)
+            if let androidID = session.androidID {
+                gateway.devices.unregister(androidID: androidID, connectionID: connectionID)
+                // Other nodes stop signalling this node for the device, unless it is back already.
+                if let cluster = gateway.store as? any ClusterStore, !gateway.devices.isConnected(androidID: androidID)
+                {
+                    Task { try? await cluster.releaseConnection(androidID: androidID) }
                 }
             }
-        } catch {
-            logger.debug("device connection ended", metadata: ["error": "\(error)"])
+            context.fireChannelInactive()
         }
-        continuation.finish()
-        connections.remove(connectionID)
-        if let androidID = session.androidID {
-            devices.unregister(androidID: androidID, connectionID: connectionID)
-            // Other nodes stop signalling this node for the device, unless it is back already.
-            if let cluster = store as? any ClusterStore, !devices.isConnected(androidID: androidID) {
-                try? await cluster.releaseConnection(androidID: androidID)
+
+        /// Takes an event now, or after the store read under way.
+        func handle(_ event: Event) {
+            guard !closed else { return }
+            if busy || !actions.isEmpty {
+                guard waiting.count < Self.maximumWaiting else {
+                    if case .frame = event {
+                        waiting.removeAll()
+                        waiting.append(.inboundFailed("too many frames at once"))
+                    }
+                    return
+                }
+                waiting.append(event)
+                return
+            }
+            actions.append(contentsOf: react(to: event))
+            proceed()
+        }
+
+        /// Carries out actions until one needs the store, then events that waited meanwhile.
+        private func proceed() {
+            while !busy && !closed {
+                if let action = actions.popFirst() {
+                    perform(action)
+                } else if let event = waiting.popFirst() {
+                    actions.append(contentsOf: react(to: event))
+                } else {
+                    break
+                }
+            }
+            if needsFlush, let context {
+                needsFlush = false
+                context.flush()
             }
         }
-    }
 
-    private func react(to event: Event, session: inout MCSSession) -> [MCSSession.Action] {
-        switch event {
-        case .frame(let frame): return session.received(frame, now: clock.now())
-        case .inboundEnded: return [.close(reason: "the device closed the connection")]
-        case .inboundFailed(let reason): return session.receivedMalformedData(reason)
-        case .tick: return session.tick(now: clock.now())
-        case .wake: return session.wake()
-        case .replaced: return session.replaced()
-        case .deliverNow(let message): return session.deliverNow(message, now: clock.now())
-        case .stored(let entry): return session.stored(entry, now: clock.now())
+        private func react(to event: Event) -> [MCSSession.Action] {
+            defer { dozing.isSet = session.isDozing }
+            let now = gateway.clock.now()
+            switch event {
+            case .frame(let frame): return session.received(frame, now: now)
+            case .inboundFailed(let reason): return session.receivedMalformedData(reason)
+            case .tick: return session.tick(now: now)
+            case .wake: return session.wake()
+            case .replaced: return session.replaced()
+            case .deliverNow(let message): return session.deliverNow(message, now: now)
+            case .stored(let entry): return session.stored(entry, now: now)
+            case .shutdown: return [.close(reason: "the gateway stops")]
+            }
+        }
+
+        private func perform(_ action: MCSSession.Action) {
+            guard let context else { return }
+            let gateway = gateway
+            switch action {
+            case .send(let frame):
+                context.write(wrapOutboundOut(frame), promise: nil)
+                needsFlush = true
+            case .acknowledge(let ids):
+                if let androidID = session.androidID {
+                    gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ids)
+                }
+            case .authenticate(let androidID, let securityToken):
+                let registration = connection()
+                wait {
+                    let accepted = await gateway.checkLogin(androidID: androidID, securityToken: securityToken)
+                    if accepted {
+                        gateway.devices.register(androidID: androidID, registration)
+                        try? await gateway.store.recordConnection(androidID: androidID, at: gateway.clock.now())
+                    }
+                    return .authenticated(accepted)
+                }
+            case .loadPending(let after, let limit, let highPriorityOnly):
+                guard let androidID = session.androidID else { return }
+                wait {
+                    let now = gateway.clock.now()
+                    let pending =
+                        highPriorityOnly
+                        ? try await gateway.store.pendingHighPriorityMessages(
+                            androidID: androidID, after: after, limit: limit, now: now)
+                        : try await gateway.store.pendingMessages(
+                            androidID: androidID, after: after, limit: limit, now: now)
+                    return .loaded(pending, requested: limit)
+                }
+            case .recordReceipt(let counter, let messageID):
+                if let androidID = session.androidID {
+                    Task { await gateway.recordReceipt(counter, messageID: messageID, androidID: androidID) }
+                }
+            case .unregister(let token):
+                guard let androidID = session.androidID else { return }
+                wait {
+                    if let registration = try await gateway.store.registration(token: token),
+                        registration.androidID == androidID
+                    {
+                        _ = try await gateway.store.deleteRegistration(token: token, at: gateway.clock.now())
+                    }
+                    return .done
+                }
+            case .close(let reason):
+                gateway.logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
+                closed = true
+                if needsFlush {
+                    needsFlush = false
+                    context.flush()
+                }
+                context.close(promise: nil)
+            }
+        }
+
+        /// What a store call the session waited for came back with.
+        private enum Outcome: Sendable {
+            case authenticated(Bool)
+            case loaded([QueuedMessage], requested: Int)
+            case done
+        }
+
+        /// Runs store work off the event loop; the session takes nothing else until it is back.
+        private func wait(for work: @escaping @Sendable () async throws -> Outcome) {
+            guard let context else { return }
+            busy = true
+            let eventLoop = context.eventLoop
+            let handler = NIOLoopBound(self, eventLoop: eventLoop)
+            Task {
+                let result: Result<Outcome, any Error>
+                do {
+                    result = .success(try await work())
+                } catch {
+                    result = .failure(error)
+                }
+                eventLoop.execute { handler.value.resume(with: result) }
+            }
+        }
+
+        private func resume(with result: Result<Outcome, any Error>) {
+            busy = false
+            guard !closed else { return }
+            let now = gateway.clock.now()
+            switch result {
+            case .success(.authenticated(let accepted)):
+                actions.append(contentsOf: session.authenticated(accepted, now: now))
+            case .success(.loaded(let pending, let limit)):
+                actions.append(contentsOf: session.loaded(pending, requested: limit, now: now))
+            case .success(.done):
+                break
+            case .failure(let error):
+                gateway.logger.debug("device connection ended", metadata: ["error": "\(error)"])
+                actions = [.close(reason: "store error")]
+            }
+            dozing.isSet = session.isDozing
+            proceed()
+        }
+
+        /// How the dispatcher and the fanout engine reach this session, from any thread.
+        private func connection() -> DeviceRegistry.Connection {
+            let inbox = inbox!
+            let dozing = dozing
+            return DeviceRegistry.Connection(
+                id: connectionID,
+                wake: { inbox.post(.wake) },
+                replace: { inbox.post(.replaced) },
+                deliverNow: { message in
+                    guard inbox.isOpen, !dozing.isSet || message.isHighPriority else { return false }
+                    inbox.post(.deliverNow(message))
+                    return true
+                },
+                stored: { entry in inbox.post(.stored(entry)) })
         }
     }
-
     /// Counts an impression or an open against the message's project, app and label.
     private func recordReceipt(_ counter: DeliveryCounter, messageID: String, androidID: UInt64) async {
         guard let message = try? await store.message(id: messageID),
@@ -317,28 +407,49 @@ final class SessionFlag: Sendable {
     }
 }
 
-/// Every open connection's event stream, so that one task can tick them all.
-final class ConnectionTable: Sendable {
-    private let state: Mutex<(next: UInt64, streams: [UInt64: AsyncStream<DeviceGateway.Event>.Continuation])> =
-        Mutex((1, [:]))
+/// How other threads hand a session events: on its connection's event loop.
+final class SessionInbox: Sendable {
+    private let handler: NIOLoopBound<DeviceGateway.SessionHandler>
+    private let eventLoop: any EventLoop
+    private let closed = SessionFlag()
 
-    func add(_ continuation: AsyncStream<DeviceGateway.Event>.Continuation) -> UInt64 {
+    init(handler: NIOLoopBound<DeviceGateway.SessionHandler>, eventLoop: any EventLoop) {
+        self.handler = handler
+        self.eventLoop = eventLoop
+    }
+
+    /// Whether the connection is still open.
+    var isOpen: Bool { !closed.isSet }
+
+    func close() { closed.isSet = true }
+
+    func post(_ event: DeviceGateway.Event) {
+        let handler = handler
+        eventLoop.execute { handler.value.handle(event) }
+    }
+}
+
+/// Every open connection's inbox, so that one task can tick them all.
+final class ConnectionTable: Sendable {
+    private let state: Mutex<(next: UInt64, inboxes: [UInt64: SessionInbox])> = Mutex((1, [:]))
+
+    func add(_ inbox: SessionInbox) -> UInt64 {
         state.withLock { state in
             let id = state.next
             state.next += 1
-            state.streams[id] = continuation
+            state.inboxes[id] = inbox
             return id
         }
     }
 
     func remove(_ id: UInt64) {
-        _ = state.withLock { $0.streams.removeValue(forKey: id) }
+        _ = state.withLock { $0.inboxes.removeValue(forKey: id) }
     }
 
     func broadcast(_ event: DeviceGateway.Event) {
-        let streams = state.withLock { Array($0.streams.values) }
-        for stream in streams { stream.yield(event) }
+        let inboxes = state.withLock { Array($0.inboxes.values) }
+        for inbox in inboxes { inbox.post(event) }
     }
 
-    var count: Int { state.withLock { $0.streams.count } }
+    var count: Int { state.withLock { $0.inboxes.count } }
 }

@@ -18,7 +18,7 @@ import Testing
             logger.logLevel = .critical
             let batcher = AcknowledgementBatcher(
                 store: harness.node.store, metrics: harness.node.metrics, logger: logger)
-            await batcher.submit(androidID: device.androidID, persistentIDs: [id])
+            batcher.submit(androidID: device.androidID, persistentIDs: [id])
             let running = Task { await batcher.run() }
             running.cancel()
             await running.value
