@@ -77,16 +77,22 @@ class Herald:
              f"max-pending={max(messages, 100)}", "device-per-minute=1000000", "device-per-hour=1000000",
              "--data-dir", data], check=True, capture_output=True)
         flags = [] if tls else ["--gateway-plaintext"]
-        self.process = subprocess.Popen(
-            [binary, "serve", "--data-dir", data, "--http-port", str(self.http), "--gateway-port",
-             str(self.gateway), "--log-level", "warning", *flags])
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.http}/healthz", timeout=1)
-                return
-            except OSError:
-                time.sleep(0.1)
+        # A free port can be taken by a client's outgoing connection before the server binds
+        # it (the earlier runs opened thousands): then start again on other ports.
+        for _ in range(5):
+            self.process = subprocess.Popen(
+                [binary, "serve", "--data-dir", data, "--http-port", str(self.http), "--gateway-port",
+                 str(self.gateway), "--log-level", "warning", *flags])
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline and self.process.poll() is None:
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{self.http}/healthz", timeout=1)
+                    return
+                except OSError:
+                    time.sleep(0.1)
+            self.process.kill()
+            self.process.wait()
+            self.http, self.gateway = free_port(), free_port()
         raise RuntimeError("herald serve did not become healthy")
 
     def bench(self, name, *arguments):
