@@ -363,16 +363,13 @@ public struct MCSSession: Sendable {
     /// The frame that carries a queued message, with its persistent id and, for a
     /// "messages deleted" signal, the count.
     private mutating func deliver(_ message: QueuedMessage, now: Timestamp) -> Action? {
-        guard var stanza = try? McsProto_DataMessageStanza(serializedBytes: message.stanza) else { return nil }
-        stanza.persistentID = message.persistentID
-        stanza.lastStreamIDReceived = inboundCount
-        if message.deletedCount > 0 {
-            var count = McsProto_AppData()
-            count.key = "total_deleted"
-            count.value = String(message.deletedCount)
-            stanza.appData.append(count)
-        }
-        return send(.dataMessageStanza, stanza, now: now)
+        guard !message.stanza.isEmpty else { return nil }
+        lastOutbound = now
+        outboundCount &+= 1
+        return .send(
+            MCSFrame.dataMessage(
+                stored: message.stanza, persistentID: message.persistentID, lastStreamIDReceived: inboundCount,
+                totalDeleted: message.deletedCount > 0 ? message.deletedCount : nil))
     }
 
     /// Asks for the next page of the queue unless a read is under way or the in-flight
