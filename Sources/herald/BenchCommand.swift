@@ -27,22 +27,57 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
-    /// The options of benchmarks that register and connect devices of a project.
+    /// The options of benchmarks that register and connect devices of a project. Without
+    /// `--url` the benchmark starts its own `herald serve` (see `BenchServer`).
     struct TargetOptions: ParsableArguments {
-        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
-        @Option(help: "A service-account key file of the project.") var credentials: String
-        @Option(name: .customLong("api-key"), help: "The project's API key, to register devices.") var apiKey: String
+        @Option(help: "Herald's base URL; without it the benchmark starts a server of its own.") var url: String?
+        @Option(help: "A service-account key file of the project (with --url).") var credentials: String?
+        @Option(name: .customLong("api-key"), help: "The project's API key, to register devices (with --url).")
+        var apiKey: String?
         @OptionGroup var gatewayOptions: GatewayOptions
 
-        func target() throws -> BenchTarget {
+        func validate() throws {
+            if url != nil, credentials == nil || apiKey == nil {
+                throw ValidationError("--url needs --credentials and --api-key.")
+            }
+        }
+
+        /// The target, and the server started for it when no `--url` was given.
+        func target(settings: [String] = [], progress: (String) -> Void) async throws -> (BenchTarget, BenchServer?) {
+            guard let url, let credentials, let apiKey else {
+                let server = try await BenchServer.start(
+                    plaintext: gatewayOptions.plaintext, settings: settings, progress: progress)
+                var gateway = gatewayOptions
+                gateway.gateway = "127.0.0.1:\(server.gatewayPort)"
+                gateway.ca = server.caPath
+                return (
+                    try makeTarget(url: server.url, credentials: server.keyFile, apiKey: server.apiKey, gateway), server
+                )
+            }
+            return (try makeTarget(url: url, credentials: credentials, apiKey: apiKey, gatewayOptions), nil)
+        }
+
+        private func makeTarget(url: String, credentials: String, apiKey: String, _ gateway: GatewayOptions) throws
+            -> BenchTarget
+        {
             guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
-            let (host, port) = try gatewayOptions.endpoint()
+            let (host, port) = try gateway.endpoint()
             var account = try ServiceAccountCredentials(keyFile: credentials)
             account.tokenURI = base.origin + "/token"
             return BenchTarget(
                 server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
-                tls: try gatewayOptions.tls())
+                tls: try gateway.tls())
         }
+    }
+
+    /// Runs a benchmark against `target`, stopping a server started for it afterwards.
+    static func against<Result>(
+        _ options: TargetOptions, settings: [String] = [], json: Bool,
+        _ body: (BenchTarget, BenchServer?) async throws -> Result
+    ) async throws -> Result {
+        let (target, server) = try await options.target(settings: settings) { line in if !json { print(line) } }
+        defer { server?.stop() }
+        return try await body(target, server)
     }
 
     struct Quota: AsyncParsableCommand {
@@ -106,11 +141,17 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            let benchmark = FanoutBenchmark(
-                options: .init(
-                    target: try targetOptions.target(), subscribers: subscribers, connected: connected,
-                    serverPID: serverPID, payloadBytes: payloadBytes))
-            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
+            // Subscribing N tokens at FCM's 3,000 changes a second (SEMANTICS T2) would take a while.
+            let settings = ["topic-ops-per-second=1000000"]
+            let report = try await BenchCommand.against(targetOptions, settings: settings, json: json) {
+                target, server in
+                let benchmark = FanoutBenchmark(
+                    options: .init(
+                        target: target, subscribers: subscribers, connected: connected,
+                        serverPID: serverPID ?? server?.pid, payloadBytes: payloadBytes))
+                return try await BenchOutput.run(json: json, benchmark.run)
+            }
+            guard let report else { return }
             print(
                 "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
             )
@@ -135,11 +176,20 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            let benchmark = DrainBenchmark(
-                options: .init(
-                    target: try targetOptions.target(), messages: messages, payloadBytes: payloadBytes,
-                    serverPID: serverPID))
-            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
+            // K messages pending for one instance and K sent to it in a minute (D1, T6).
+            let settings = [
+                "max-pending=\(max(messages, 100))", "device-per-minute=\(max(messages, 240))",
+                "device-per-hour=\(max(messages, 5000))",
+            ]
+            let report = try await BenchCommand.against(targetOptions, settings: settings, json: json) {
+                target, server in
+                let benchmark = DrainBenchmark(
+                    options: .init(
+                        target: target, messages: messages, payloadBytes: payloadBytes,
+                        serverPID: serverPID ?? server?.pid))
+                return try await BenchOutput.run(json: json, benchmark.run)
+            }
+            guard let report else { return }
             print("messages   refused sends   stored in s   received   drain s   drained/s")
             print(
                 "\(report.messages)   \(report.failedSends)   \(String(format: "%.2f", report.queueSeconds))   "
@@ -152,7 +202,7 @@ struct BenchCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Open N idle device connections; report connect rate and server RSS per connection.")
 
-        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
+        @Option(help: "Herald's base URL; without it the benchmark starts a server of its own.") var url: String?
         @OptionGroup var gatewayOptions: GatewayOptions
         @Option(help: "How many connections.") var connections = 10_000
         @Option(help: "Loopback source addresses to spread connections over, comma-separated.")
@@ -162,13 +212,26 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            var gatewayOptions = gatewayOptions
+            let server: BenchServer? =
+                url == nil
+                ? try await BenchServer.start(plaintext: gatewayOptions.plaintext, settings: []) { line in
+                    if !json { print(line) }
+                } : nil
+            defer { server?.stop() }
+            if let server {
+                gatewayOptions.gateway = "127.0.0.1:\(server.gatewayPort)"
+                gatewayOptions.ca = server.caPath
+            }
+            guard let base = HTTPURL(url ?? server?.url ?? "") else {
+                throw ValidationError("--url must be http://HOST:PORT")
+            }
             let (host, port) = try gatewayOptions.endpoint()
             let benchmark = ConnectBenchmark(
                 options: .init(
                     server: base, gatewayHost: host, gatewayPort: port, tls: try gatewayOptions.tls(),
                     connections: connections, sources: sources.split(separator: ",").map(String.init),
-                    serverPID: serverPID))
+                    serverPID: serverPID ?? server?.pid))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print("connections   failures   connects/s   server RSS before   after   kB/connection")
             print(
@@ -192,11 +255,13 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            let benchmark = EndToEndBenchmark(
-                options: .init(
-                    target: try targetOptions.target(), rate: rate, seconds: seconds, devices: devices,
-                    payloadBytes: payloadBytes))
-            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
+            let report = try await BenchCommand.against(targetOptions, json: json) { target, _ in
+                let benchmark = EndToEndBenchmark(
+                    options: .init(
+                        target: target, rate: rate, seconds: seconds, devices: devices, payloadBytes: payloadBytes))
+                return try await BenchOutput.run(json: json, benchmark.run)
+            }
+            guard let report else { return }
             print("sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs")
             print(
                 "\(report.sent)   \(report.received)   \(report.failedSends)   \(Int(Double(report.sent) / report.seconds))   "
@@ -209,8 +274,8 @@ struct BenchCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "HTTP v1 send throughput and latency over keep-alive HTTP/1.1 connections.")
 
-        @Option(help: "Herald's base URL.") var url = "http://127.0.0.1:8080"
-        @Option(help: "A service-account key file of the project to send as.") var credentials: String
+        @Option(help: "Herald's base URL; without it the benchmark starts a server of its own.") var url: String?
+        @Option(help: "A service-account key file of the project to send as (with --url).") var credentials: String?
         @Option(help: "Concurrent keep-alive connections.") var connections = 64
         @Option(help: "How long to run, in seconds.") var seconds = 10.0
         @Option(help: "The topic to send to.") var topic = "bench"
@@ -218,9 +283,20 @@ struct BenchCommand: AsyncParsableCommand {
         var validateOnly = true
         @Flag(help: "Print the result as JSON.") var json = false
 
+        func validate() throws {
+            if url != nil, credentials == nil { throw ValidationError("--url needs --credentials.") }
+        }
+
         func run() async throws {
-            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
-            let credentials = try ServiceAccountCredentials(keyFile: credentials)
+            let server: BenchServer? =
+                url == nil
+                ? try await BenchServer.start(plaintext: true, settings: []) { line in if !json { print(line) } } : nil
+            defer { server?.stop() }
+            guard let base = HTTPURL(url ?? server?.url ?? ""), let keyFile = credentials ?? server?.keyFile else {
+                throw ValidationError("--url must be http://HOST:PORT")
+            }
+            var credentials = try ServiceAccountCredentials(keyFile: keyFile)
+            credentials.tokenURI = base.origin + "/token"
             let token = try await credentials.accessToken()
             let body =
                 #"{"message":{"topic":"\#(topic)","notification":{"title":"Benchmark","body":"Hello from herald bench"},"#

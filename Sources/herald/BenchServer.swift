@@ -1,0 +1,125 @@
+import Foundation
+import HeraldClient
+import HeraldServer
+import HeraldStorage
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The `herald serve` a benchmark starts for itself when it is given no `--url`: a fresh
+/// data directory with one project (`bench`), free loopback ports, the gateway in
+/// plaintext or with its generated TLS certificate; stopped and deleted afterwards.
+final class BenchServer {
+    let url: String
+    let gatewayPort: Int
+    let keyFile: String
+    let apiKey: String
+    /// The gateway CA devices trust; nil in plaintext.
+    let caPath: String?
+    var pid: Int32 { process.processIdentifier }
+
+    private let process: Process
+    private let directory: String
+
+    private init(
+        url: String, gatewayPort: Int, keyFile: String, apiKey: String, caPath: String?, process: Process,
+        directory: String
+    ) {
+        self.url = url
+        self.gatewayPort = gatewayPort
+        self.keyFile = keyFile
+        self.apiKey = apiKey
+        self.caPath = caPath
+        self.process = process
+        self.directory = directory
+    }
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    /// Starts a server whose project has `settings` (`name=value`, as `herald project set`).
+    static func start(plaintext: Bool, settings: [String], progress: (String) -> Void) async throws -> BenchServer {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "herald-bench-" + UUID().uuidString
+        ).path
+        let data = directory + "/data"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let store = try SQLiteStore(dataDirectory: data)
+        let issued = try await ProjectAdministration(store: store).createProject(
+            id: "bench", publicURL: "http://127.0.0.1", keyFileDirectory: directory)
+        var projectSettings = issued.project.settings
+        for assignment in settings { try projectSettings.apply(assignment) }
+        _ = try await store.updateSettings(projectSettings, projectID: issued.project.id)
+        let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        // A port found free can be taken before the server binds it: then again on others.
+        for _ in 0..<5 {
+            let http = try freePort()
+            let gateway = try freePort()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments =
+                [
+                    "serve", "--data-dir", data, "--http-port", String(http), "--gateway-port", String(gateway),
+                    "--log-level", "warning",
+                ] + (plaintext ? ["--gateway-plaintext"] : [])
+            try process.run()
+            let url = "http://127.0.0.1:\(http)"
+            if await healthy(url, process: process) {
+                progress("started herald serve (pid \(process.processIdentifier)) at \(url), gateway port \(gateway)")
+                return BenchServer(
+                    url: url, gatewayPort: gateway, keyFile: issued.keyFilePath, apiKey: issued.project.apiKey,
+                    caPath: plaintext ? nil : data + "/tls/ca.pem", process: process, directory: directory)
+            }
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+        throw Failure(description: "herald serve did not start")
+    }
+
+    /// Stops the server and deletes its data.
+    func stop() {
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private static func healthy(_ url: String, process: Process) async -> Bool {
+        guard let base = HTTPURL(url) else { return false }
+        for _ in 0..<300 where process.isRunning {
+            if let result = try? await HTTPConnection.with(
+                host: base.host, port: base.port,
+                { connection in
+                    try await connection.request(.GET, "/healthz")
+                }), result.status == 200
+            {
+                return true
+            }
+            try? await Task.sleep(for: .milliseconds(100))
+        }
+        return false
+    }
+
+    /// A loopback port nothing listens on now.
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw Failure(description: "socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
+                bind(fd, socketAddress, length) == 0 && getsockname(fd, socketAddress, &length) == 0
+            }
+        }
+        guard bound else { throw Failure(description: "bind: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
