@@ -23,7 +23,7 @@ from firebase_admin import messaging
 from google.oauth2 import service_account
 
 import herald_sdk
-from conftest import ROOT, HeraldServer
+from conftest import HERALD, ROOT, HeraldServer
 from test_devices import receiver, wait_for
 
 DEADLINE = 2  # --http-head-timeout, --http-body-timeout, --login-timeout
@@ -334,5 +334,58 @@ def test_slowloris_and_oversized_frames_on_the_gateway(server):
             except (ssl.SSLError, ConnectionResetError, BrokenPipeError):
                 pass
             assert closed_by_server(tls, 10)
+    assert resident_kb(server.process.pid) - before < 30_000
+    healthy(server.url)
+
+
+def test_a_device_that_never_reads_is_not_read_from_either(server, tmp_path):
+    """A logged-in device floods heartbeat pings and never reads the answers: the server
+    cuts it off (more than 20 pings a second is a stream error) and, until then, stops
+    reading from it once its answers back up, instead of holding them."""
+    import ssl
+
+    from firebase_messaging.proto import mcs_pb2
+
+    project = herald_project(server)
+    identity = tmp_path / "identity.json"
+    device = subprocess.Popen(
+        [HERALD, "device", "--server", server.url, "--project", project["id"], "--api-key", project["api_key"],
+         "--app-id", "com.example.flood", "--gateway", f"127.0.0.1:{server.gateway_port}", "--ca", server.ca_file,
+         "--identity", str(identity)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    device.stdout.readline()  # its token: checked in and registered
+    device.communicate("quit\n", timeout=10)
+    saved = json.loads(identity.read_text())
+    login = mcs_pb2.LoginRequest(
+        id="flood", domain="mcs.android.com", user=str(saved["androidID"]), resource=str(saved["androidID"]),
+        auth_token=str(saved["securityToken"]), device_id="android-flood", auth_service=2, use_rmq2=True)
+    payload = login.SerializeToString()
+
+    raw = socket.socket()
+    raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    raw.connect(("127.0.0.1", server.gateway_port))
+    context = ssl.create_default_context(cafile=server.ca_file)
+    tls = context.wrap_socket(raw, server_hostname="127.0.0.1")
+    tls.sendall(bytes([41, 2, len(payload) & 0x7F | 0x80, len(payload) >> 7]) + payload)
+    tls.settimeout(5)
+    assert tls.recv(2)[:2] == bytes([41, 3])  # version, LoginResponse
+    before = resident_kb(server.process.pid)
+    tls.setblocking(False)
+    pings = bytes([0, 0]) * 32768  # HeartbeatPing frames, empty
+
+    def flood(seconds):
+        sent, deadline = 0, time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            try:
+                sent += tls.send(pings)
+            except (ssl.SSLWantWriteError, BlockingIOError):
+                time.sleep(0.05)
+            except (ssl.SSLError, ConnectionError):
+                return None  # closed by the server
+        return sent
+
+    first = flood(5)  # until the server closes it or everything between the two ends is full
+    later = flood(2) if first is not None else None  # a server still reading would take more now
+    tls.close()
+    assert later in (0, None), f"the server read {later} more bytes from a device that reads nothing"
     assert resident_kb(server.process.pid) - before < 30_000
     healthy(server.url)

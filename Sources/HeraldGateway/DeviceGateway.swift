@@ -160,6 +160,8 @@ public final class DeviceGateway: Sendable {
         private var busy = false
         private var closed = false
         private var needsFlush = false
+        /// Inside a read from the socket: writes are flushed when it completes.
+        private var reading = false
         private let dozing = SessionFlag()
 
         init(gateway: DeviceGateway) {
@@ -178,7 +180,14 @@ public final class DeviceGateway: Sendable {
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+            reading = true
             handle(.frame(unwrapInboundIn(data)))
+        }
+
+        func channelReadComplete(context: ChannelHandlerContext) {
+            reading = false
+            flushIfNeeded()
+            context.fireChannelReadComplete()
         }
 
         func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -233,10 +242,28 @@ public final class DeviceGateway: Sendable {
                     break
                 }
             }
+            // Answers to the frames of one read go out together when the read completes.
+            if !reading { flushIfNeeded() }
+        }
+
+        private func flushIfNeeded() {
             if needsFlush, let context {
                 needsFlush = false
                 context.flush()
+                // A device that does not read what it is sent is not read from either, so
+                // that answers to its frames cannot pile up here (NIO's write watermarks).
+                if !context.channel.isWritable, !closed {
+                    context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+                }
             }
+        }
+
+        func channelWritabilityChanged(context: ChannelHandlerContext) {
+            if context.channel.isWritable {
+                context.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+                context.read()
+            }
+            context.fireChannelWritabilityChanged()
         }
 
         private func react(to event: Event) -> [MCSSession.Action] {

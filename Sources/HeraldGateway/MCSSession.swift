@@ -41,6 +41,10 @@ public struct MCSSession: Sendable {
     private var heartbeatSeconds: Int
     /// Stanzas received from the device, which its `last_stream_id_received` counts.
     private var inboundCount: Int32 = 0
+    /// Heartbeat pings since the last clock tick (a second).
+    private var pingsSinceTick = 0
+    /// Heartbeat pings a device may send between two clock ticks.
+    public static let maximumPingsPerTick = 20
     /// Stanzas sent to the device.
     private var outboundCount: Int32 = 0
     /// Messages sent and not yet acknowledged, by persistent id.
@@ -225,6 +229,7 @@ public struct MCSSession: Sendable {
 
     /// Time passed: log-in deadlines, dead connections and heartbeats.
     public mutating func tick(now: Timestamp) -> [Action] {
+        pingsSinceTick = 0
         switch phase {
         case .awaitingLogin, .authenticating:
             if now.milliseconds - openedAt.milliseconds > Int64(configuration.loginTimeoutSeconds) * 1000 {
@@ -295,6 +300,11 @@ public struct MCSSession: Sendable {
     private mutating func receivedStanza(_ frame: MCSFrame, now: Timestamp) -> [Action] {
         switch frame.tag {
         case .heartbeatPing:
+            // A device pings every few minutes; one pinging many times a second is flooding.
+            pingsSinceTick += 1
+            guard pingsSinceTick <= Self.maximumPingsPerTick else {
+                return fail("too-many-heartbeats", "more than \(Self.maximumPingsPerTick) heartbeats in a second")
+            }
             var ack = McsProto_HeartbeatAck()
             ack.lastStreamIDReceived = inboundCount
             return [send(.heartbeatAck, ack, now: now)]

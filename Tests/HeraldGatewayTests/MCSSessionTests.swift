@@ -192,6 +192,23 @@ import Testing
         #expect(fifth.last == .loadPending(after: 10, limit: 5, highPriorityOnly: false))
     }
 
+    @Test func N2_aDevicePingingManyTimesASecondIsCutOff() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        let ping = MCSFrame(tag: .heartbeatPing, payload: [])
+        for _ in 0..<MCSSession.maximumPingsPerTick {
+            #expect(sentFrames(session.received(ping, now: start)).map(\.tag) == [.heartbeatAck])
+        }
+        // A clock tick (a second) starts a new count.
+        _ = session.tick(now: start.adding(seconds: 1))
+        for _ in 0..<MCSSession.maximumPingsPerTick {
+            #expect(sentFrames(session.received(ping, now: start)).map(\.tag) == [.heartbeatAck])
+        }
+        let flooded = session.received(ping, now: start)
+        #expect(sentFrames(flooded).map(\.tag) == [.streamErrorStanza])
+        #expect(session.isClosed)
+    }
+
     @Test func D4_aDozingDeviceIsOfferedHighPriorityOnlyUntilItWakes() {
         var session = MCSSession(configuration: configuration(), now: start)
         _ = loggedIn(&session)
