@@ -374,12 +374,10 @@ public struct MCSSession: Sendable {
     /// "messages deleted" signal, the count.
     private mutating func deliver(_ message: QueuedMessage, now: Timestamp) -> Action? {
         guard !message.stanza.isEmpty else { return nil }
-        lastOutbound = now
-        outboundCount &+= 1
-        return .send(
+        return send(
             MCSFrame.dataMessage(
                 stored: message.stanza, persistentID: message.persistentID, lastStreamIDReceived: inboundCount,
-                totalDeleted: message.deletedCount > 0 ? message.deletedCount : nil))
+                totalDeleted: message.deletedCount > 0 ? message.deletedCount : nil), now: now)
     }
 
     /// Asks for the next page of the queue unless a read is under way or the in-flight
@@ -399,9 +397,13 @@ public struct MCSSession: Sendable {
     }
 
     private mutating func send(_ tag: MCSTag, _ message: some SwiftProtobuf.Message, now: Timestamp) -> Action {
+        send((try? MCSFrame(tag, message)) ?? MCSFrame(tag: tag, payload: []), now: now)
+    }
+
+    private mutating func send(_ frame: MCSFrame, now: Timestamp) -> Action {
         lastOutbound = now
         outboundCount &+= 1
-        return .send((try? MCSFrame(tag, message)) ?? MCSFrame(tag: tag, payload: []))
+        return .send(frame)
     }
 
     private mutating func fail(_ type: String, _ text: String) -> [Action] {

@@ -3,7 +3,7 @@ public import NIOHTTPTypes
 
 /// Closes an HTTP connection whose next request has not fully arrived in time: the
 /// head must be complete within `headTimeout` of the connection opening or the previous
-/// request ending, and the body within `bodyTimeout` of the head. A client trickling a
+/// answer, and the body within `bodyTimeout` of the head. A client trickling a
 /// header or a body a byte at a time (slowloris) holds a connection for those seconds at
 /// most, instead of for as long as it likes.
 public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandler {
@@ -43,13 +43,8 @@ public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
-            let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-            let written = promise ?? context.eventLoop.makePromise()
-            written.futureResult.whenSuccess { [self] in arm(headTimeout, context: loopBound.value) }
-            context.write(data, promise: written)
-            return
-        }
+        // The answer is out: the next request's head is due within the head timeout.
+        if case .end = unwrapOutboundIn(data) { arm(headTimeout, context: context) }
         context.write(data, promise: promise)
     }
 

@@ -11,13 +11,15 @@ public enum OpenFiles {
     /// Raises the soft limit to the hard one (what an unprivileged process may) and logs
     /// the limit in force, which bounds the connections this node can hold.
     public static func raiseLimit(logger: Logger) {
-        var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
-        if limit.rlim_cur < limit.rlim_max {
-            var raised = limit
-            raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
-        }
-        logger.info("open files limit \(limit.rlim_cur): at most about that many device and HTTP connections")
+        #if canImport(Glibc)
+            var limit = rlimit()
+            guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+            if limit.rlim_cur < limit.rlim_max {
+                var raised = limit
+                raised.rlim_cur = limit.rlim_max
+                if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+            }
+            logger.info("open files limit \(limit.rlim_cur): at most about that many device and HTTP connections")
+        #endif
     }
 }

@@ -7,7 +7,8 @@ import NIOSSL
 
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "bench", abstract: "Measure a running Herald.",
+        commandName: "bench",
+        abstract: "Measure Herald: one given by --url, or a herald serve the benchmark starts and removes.",
         subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self])
 
     /// Gateway options shared by the device benchmarks.
@@ -24,6 +25,15 @@ struct BenchCommand: AsyncParsableCommand {
 
         func tls() throws -> NIOSSLContext? {
             plaintext ? nil : try MCSClientChannel.tlsContext(trusting: ca)
+        }
+
+        /// These options, aimed at the gateway of a server the benchmark started.
+        func pointed(at server: BenchServer?) -> GatewayOptions {
+            guard let server else { return self }
+            var options = self
+            options.gateway = "127.0.0.1:\(server.gatewayPort)"
+            options.ca = server.caPath
+            return options
         }
     }
 
@@ -42,42 +52,35 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
 
-        /// The target, and the server started for it when no `--url` was given.
-        func target(settings: [String] = [], progress: (String) -> Void) async throws -> (BenchTarget, BenchServer?) {
-            guard let url, let credentials, let apiKey else {
-                let server = try await BenchServer.start(
-                    plaintext: gatewayOptions.plaintext, settings: settings, progress: progress)
-                var gateway = gatewayOptions
-                gateway.gateway = "127.0.0.1:\(server.gatewayPort)"
-                gateway.ca = server.caPath
-                return (
-                    try makeTarget(url: server.url, credentials: server.keyFile, apiKey: server.apiKey, gateway), server
-                )
-            }
-            return (try makeTarget(url: url, credentials: credentials, apiKey: apiKey, gatewayOptions), nil)
-        }
-
-        private func makeTarget(url: String, credentials: String, apiKey: String, _ gateway: GatewayOptions) throws
-            -> BenchTarget
-        {
-            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+        /// The target: the server given by `--url`, or `server`, started for this run.
+        func target(server: BenchServer?) throws -> BenchTarget {
+            guard let base = HTTPURL(url ?? server?.url ?? ""), let keyFile = credentials ?? server?.keyFile,
+                let apiKey = apiKey ?? server?.apiKey
+            else { throw ValidationError("--url must be http://HOST:PORT") }
+            let gateway = gatewayOptions.pointed(at: server)
             let (host, port) = try gateway.endpoint()
-            var account = try ServiceAccountCredentials(keyFile: credentials)
-            account.tokenURI = base.origin + "/token"
             return BenchTarget(
-                server: base, credentials: account, apiKey: apiKey, gatewayHost: host, gatewayPort: port,
-                tls: try gateway.tls())
+                server: base, credentials: try serviceAccount(keyFile, at: base), apiKey: apiKey, gatewayHost: host,
+                gatewayPort: port, tls: try gateway.tls())
         }
     }
 
-    /// Runs a benchmark against `target`, stopping a server started for it afterwards.
+    /// A key file's credentials, asking for tokens at the server benchmarked.
+    static func serviceAccount(_ keyFile: String, at base: HTTPURL) throws -> ServiceAccountCredentials {
+        var account = try ServiceAccountCredentials(keyFile: keyFile)
+        account.tokenURI = base.origin + "/token"
+        return account
+    }
+
+    /// Runs a benchmark against its target, stopping a server started for it afterwards.
     static func against<Result>(
         _ options: TargetOptions, settings: [String] = [], json: Bool,
         _ body: (BenchTarget, BenchServer?) async throws -> Result
     ) async throws -> Result {
-        let (target, server) = try await options.target(settings: settings) { line in if !json { print(line) } }
+        let server = try await BenchServer.unless(
+            options.url, plaintext: options.gatewayOptions.plaintext, settings: settings, json: json)
         defer { server?.stop() }
-        return try await body(target, server)
+        return try await body(try options.target(server: server), server)
     }
 
     struct Quota: AsyncParsableCommand {
@@ -212,17 +215,9 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            var gatewayOptions = gatewayOptions
-            let server: BenchServer? =
-                url == nil
-                ? try await BenchServer.start(plaintext: gatewayOptions.plaintext, settings: []) { line in
-                    if !json { print(line) }
-                } : nil
+            let server = try await BenchServer.unless(url, plaintext: gatewayOptions.plaintext, json: json)
             defer { server?.stop() }
-            if let server {
-                gatewayOptions.gateway = "127.0.0.1:\(server.gatewayPort)"
-                gatewayOptions.ca = server.caPath
-            }
+            let gatewayOptions = gatewayOptions.pointed(at: server)
             guard let base = HTTPURL(url ?? server?.url ?? "") else {
                 throw ValidationError("--url must be http://HOST:PORT")
             }
@@ -288,15 +283,12 @@ struct BenchCommand: AsyncParsableCommand {
         }
 
         func run() async throws {
-            let server: BenchServer? =
-                url == nil
-                ? try await BenchServer.start(plaintext: true, settings: []) { line in if !json { print(line) } } : nil
+            let server = try await BenchServer.unless(url, plaintext: true, json: json)
             defer { server?.stop() }
             guard let base = HTTPURL(url ?? server?.url ?? ""), let keyFile = credentials ?? server?.keyFile else {
                 throw ValidationError("--url must be http://HOST:PORT")
             }
-            var credentials = try ServiceAccountCredentials(keyFile: keyFile)
-            credentials.tokenURI = base.origin + "/token"
+            let credentials = try BenchCommand.serviceAccount(keyFile, at: base)
             let token = try await credentials.accessToken()
             let body =
                 #"{"message":{"topic":"\#(topic)","notification":{"title":"Benchmark","body":"Hello from herald bench"},"#

@@ -40,7 +40,9 @@ final class BenchServer {
     }
 
     /// Starts a server whose project has `settings` (`name=value`, as `herald project set`).
-    static func start(plaintext: Bool, settings: [String], progress: (String) -> Void) async throws -> BenchServer {
+    private static func start(plaintext: Bool, settings: [String], progress: (String) -> Void) async throws
+        -> BenchServer
+    {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "herald-bench-" + UUID().uuidString
         ).path
@@ -77,6 +79,14 @@ final class BenchServer {
         }
         try? FileManager.default.removeItem(atPath: directory)
         throw Failure(description: "herald serve did not start")
+    }
+
+    /// A server of the benchmark's own when it was given no `--url`; nil when it was.
+    static func unless(_ url: String?, plaintext: Bool, settings: [String] = [], json: Bool) async throws
+        -> BenchServer?
+    {
+        guard url == nil else { return nil }
+        return try await start(plaintext: plaintext, settings: settings) { line in if !json { print(line) } }
     }
 
     /// Stops the server and deletes its data.
