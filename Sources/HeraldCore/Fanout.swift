@@ -23,6 +23,12 @@ public struct FanoutJob: Sendable, Hashable {
     public var createdAt: Timestamp
     public var expiresAt: Timestamp
     public var state: State
+    /// The devices connected to the expanding node when the job started, in ascending
+    /// order: their app instances in the audience are reached first, a page of devices at
+    /// a time, before the pages in token order (which leave these devices out).
+    public var firstDevices: [UInt64]
+    /// How many of `firstDevices` have been expanded; pages continue after them.
+    public var firstDone: Int
     /// The last registration token expanded; pages continue after it, also after a restart.
     public var cursor: String
     /// How many app instances it reached so far.
@@ -30,7 +36,8 @@ public struct FanoutJob: Sendable, Hashable {
 
     public init(
         messageID: String, projectID: String, audience: Audience, body: String, createdAt: Timestamp,
-        expiresAt: Timestamp, state: State = .queued, cursor: String = "", delivered: Int = 0
+        expiresAt: Timestamp, state: State = .queued, firstDevices: [UInt64] = [], firstDone: Int = 0,
+        cursor: String = "", delivered: Int = 0
     ) {
         self.messageID = messageID
         self.projectID = projectID
@@ -39,6 +46,8 @@ public struct FanoutJob: Sendable, Hashable {
         self.createdAt = createdAt
         self.expiresAt = expiresAt
         self.state = state
+        self.firstDevices = firstDevices
+        self.firstDone = firstDone
         self.cursor = cursor
         self.delivered = delivered
     }

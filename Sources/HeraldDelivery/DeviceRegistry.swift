@@ -105,6 +105,11 @@ public final class DeviceRegistry: Sendable {
         for connection in connections.withLock({ Array($0.values) }) { connection.wake() }
     }
 
+    /// The devices holding a connection here, in ascending order.
+    public func connectedDevices() -> [UInt64] {
+        connections.withLock { Array($0.keys) }.sorted()
+    }
+
     /// Whether a device holds a connection here.
     public func isConnected(androidID: UInt64) -> Bool {
         connections.withLock { $0[androidID] != nil }

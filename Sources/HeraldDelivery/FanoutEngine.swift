@@ -7,6 +7,10 @@ import Synchronization
 /// Expands topic, condition and device-group sends (SEMANTICS T3): each accepted fanout
 /// is a durable job whose audience is read in pages of registrations, never all at once.
 ///
+/// A job first reaches the app instances on the devices connected to this node when it
+/// starts, a page of devices at a time, so that those online get the message before the
+/// queues of the offline ones are written; then every other registration in token order.
+///
 /// Jobs take turns a page at a time: first round robin over projects, then over a
 /// project's jobs, so two fanouts of one project progress at the same rate and one
 /// project's fanouts cannot starve another's. A project runs at most `maxFanouts` jobs;
@@ -23,6 +27,10 @@ public actor FanoutEngine {
     private let logger: Logger
     /// Registrations per page.
     public let pageSize: Int
+    /// How many first devices the running jobs may hold in all: a job that would pass it
+    /// starts in token order only, so that many fanouts on a node with many connections
+    /// keep memory bounded (each first device costs about 30 bytes while its job runs).
+    public let firstDeviceBudget: Int
 
     private var running: [String: Deque<FanoutJob>] = [:]
     private var waiting: [String: Deque<FanoutJob>] = [:]
@@ -36,7 +44,8 @@ public actor FanoutEngine {
 
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
-        projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 500
+        projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 500,
+        firstDeviceBudget: Int = 500_000
     ) {
         self.store = store
         self.clock = clock
@@ -46,6 +55,7 @@ public actor FanoutEngine {
         self.projects = projects
         self.logger = logger
         self.pageSize = pageSize
+        self.firstDeviceBudget = firstDeviceBudget
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -145,83 +155,107 @@ public actor FanoutEngine {
         guard let project = projects(job.projectID), let message = Self.message(of: job) else {
             // The project was deleted or the body cannot be read: nothing left to deliver.
             _ = try? await store.storeFanoutPage(
-                messageID: job.messageID, queue: [], cursor: job.cursor, reached: 0, done: true, limits: .unlimited,
-                stats: [])
+                messageID: job.messageID, queue: [], firstDone: job.firstDone, cursor: job.cursor, reached: 0,
+                done: true, limits: .unlimited, stats: [])
             return true
         }
-        if job.state == .queued { try await store.startFanout(messageID: job.messageID) }
-        let cursor = currentCursor(job)
+        let first = try await firstPass(of: job)
+        let position = currentPosition(job, first)
         let page: Page
-        if let prefetched, prefetched.messageID == job.messageID, prefetched.cursor == cursor {
+        if let prefetched, prefetched.messageID == job.messageID, prefetched.position == position {
             page = try await prefetched.page.value
         } else {
-            page = try await readPage(job, projectID: project.id, after: cursor)
+            page = try await preparePage(job, project: project, message: message, at: position, first: first)
         }
         prefetched = nil
         let now = clock.now()
-        var entries: [QueuedMessage] = []
-        var immediate: [QueuedMessage] = []
-        var stats: [DeliveryStat] = []
-        let done = page.candidates < pageSize || job.expiresAt <= now
-        let next = page.lastToken ?? cursor
-        prefetchPage(after: job, next: next, finished: done)
-        if job.expiresAt > now {
-            let connections = page.lastConnections
-            var cache = DeliveryPlanner.StanzaCache()
-            for registration in page.targets {
-                // One id per app instance on the device, so that two apps of one device both get it.
-                let persistentID = job.messageID + "#" + registration.token.prefix(22)
-                guard
-                    let plan = try? await planner.plan(
-                        message, id: job.messageID, registration: registration, project: project, now: now,
-                        persistentID: persistentID, lastConnected: .some(connections[registration.androidID] ?? nil),
-                        cache: &cache)
-                else { continue }
-                if let entry = plan.entry {
-                    var entry = entry
-                    entry.expiresAt = min(entry.expiresAt, job.expiresAt)
-                    entries.append(entry)
-                }
-                if let now = plan.immediate { immediate.append(now) }
-                stats += plan.stats.filter { $0.counter != .accepted }
-            }
-        }
-        let reached = entries.count + immediate.count
-        let (handOver, delivered) = try await planner.deliverNow(immediate, now: now)
+        let done = page.finished || job.expiresAt <= now
+        // The next page is read and planned while this one is written.
+        prefetchPage(after: job, next: page.next, finished: done)
+        var entries = page.entries
+        var stats = page.stats
+        let reached = entries.count + page.immediate.count
+        let (handOver, delivered) = try await planner.deliverNow(page.immediate, now: now)
         entries += handOver
         stats += delivered
+        let (firstDone, cursor) = page.next.cursors(first: first, job: job)
         let enqueued = try await store.storeFanoutPage(
-            messageID: job.messageID, queue: entries, cursor: next, reached: reached,
-            done: done,
-            limits: QueueLimits(project.settings), stats: stats)
-        cursors[job.messageID] = next
+            messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
+            done: done, limits: QueueLimits(project.settings), stats: stats)
+        positions[job.messageID] = page.next
         for (entry, outcome) in zip(entries, enqueued) where entry.deletedCount == 0 { registry.stored(outcome.stored) }
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: reached)
         if done {
-            cursors[job.messageID] = nil
+            positions[job.messageID] = nil
+            firstPasses[job.messageID] = nil
             logger.debug("fanout finished", metadata: ["message": "\(job.messageID)"])
         }
         return done
     }
 
-    private var cursors: [String: String] = [:]
+    /// Where a job's next page starts: at an index into its first devices, or after a token.
+    enum Position: Hashable, Sendable {
+        case device(Int)
+        case token(String)
 
-    /// One page of a job's audience: how many candidates were read, the last one's token,
-    /// those the audience really includes, and their devices' last connections.
-    struct Page: Sendable {
-        var candidates: Int
-        var lastToken: String?
-        var targets: [Registration]
-        var lastConnections: [UInt64: Timestamp?]
+        /// The job's stored cursors (`FanoutJob.firstDone` and `cursor`) at this position.
+        func cursors(first: FirstPass, job: FanoutJob) -> (firstDone: Int, cursor: String) {
+            switch self {
+            case .device(let index): (index, job.cursor)
+            case .token(let token): (first.devices.count, token)
+            }
+        }
     }
 
-    /// The next page being read while the current one is written.
-    private var prefetched: (messageID: String, cursor: String, page: Task<Page, any Error>)?
+    /// A started job's first devices, also as a set to leave them out of the token pages.
+    struct FirstPass: Sendable {
+        var devices: [UInt64]
+        var set: Set<UInt64>
+
+        init(_ devices: [UInt64]) {
+            self.devices = devices
+            self.set = Set(devices)
+        }
+    }
+
+    private var positions: [String: Position] = [:]
+    private var firstPasses: [String: FirstPass] = [:]
+
+    /// One page of a job's audience, planned: the queue entries to store, the TTL-0
+    /// messages to deliver now and the counters to add; where the next page starts and
+    /// whether this one was the last.
+    struct Page: Sendable {
+        var entries: [QueuedMessage] = []
+        var immediate: [QueuedMessage] = []
+        var stats: [DeliveryStat] = []
+        var next: Position
+        var finished: Bool
+    }
+
+    /// The next page being read and planned while the current one is written.
+    private var prefetched: (messageID: String, position: Position, page: Task<Page, any Error>)?
+
+    /// The job's first devices; a job not started yet starts now with the devices connected
+    /// here (a device group's few members need no such order).
+    private func firstPass(of job: FanoutJob) async throws -> FirstPass {
+        if let known = firstPasses[job.messageID] { return known }
+        var devices = job.firstDevices
+        if job.state == .queued {
+            var connected: [UInt64] = []
+            if case .deviceGroup = job.audience {} else { connected = registry.connectedDevices() }
+            let held = firstPasses.values.reduce(0) { $0 + $1.devices.count }
+            if held + connected.count > firstDeviceBudget { connected = [] }
+            devices = try await store.startFanout(messageID: job.messageID, firstDevices: connected)
+        }
+        let first = FirstPass(devices)
+        firstPasses[job.messageID] = first
+        return first
+    }
 
     /// Starts reading the page that comes after this turn, mirroring `step()`: the
     /// project goes to the back of the line and the job to the back of its project's jobs.
-    private func prefetchPage(after job: FanoutJob, next: String, finished: Bool) {
+    private func prefetchPage(after job: FanoutJob, next: Position, finished: Bool) {
         let projectID = projectTurns.first ?? job.projectID
         var candidate: FanoutJob?
         if projectID == job.projectID {
@@ -230,20 +264,72 @@ public actor FanoutEngine {
         } else {
             candidate = running[projectID]?.first
         }
-        guard let candidate else { return }
-        let cursor = candidate.messageID == job.messageID ? next : currentCursor(candidate)
+        guard let candidate, let first = firstPasses[candidate.messageID], let project = projects(candidate.projectID),
+            let message = Self.message(of: candidate)
+        else { return }
+        let position = candidate.messageID == job.messageID ? next : currentPosition(candidate, first)
         prefetched = (
-            candidate.messageID, cursor,
-            Task { try await self.readPage(candidate, projectID: candidate.projectID, after: cursor) }
+            candidate.messageID, position,
+            Task {
+                try await self.preparePage(candidate, project: project, message: message, at: position, first: first)
+            }
         )
     }
 
-    private nonisolated func readPage(_ job: FanoutJob, projectID: String, after cursor: String) async throws -> Page {
-        let candidates = try await audience(job, projectID: projectID, after: cursor)
-        let targets = try await matching(candidates, job: job)
-        return Page(
-            candidates: candidates.count, lastToken: candidates.last?.token, targets: targets,
-            lastConnections: try await store.lastConnections(androidIDs: targets.map(\.androidID)))
+    /// Reads the page of a job's audience at `position` and plans each of its registrations.
+    private nonisolated func preparePage(
+        _ job: FanoutJob, project: Project, message: HeraldCore.Message, at position: Position, first: FirstPass
+    ) async throws -> Page {
+        let (targets, next, finished) = try await readPage(job, projectID: project.id, at: position, first: first)
+        var page = Page(next: next, finished: finished)
+        let now = clock.now()
+        guard job.expiresAt > now else { return page }
+        let connections = try await store.lastConnections(androidIDs: targets.map(\.androidID))
+        var cache = DeliveryPlanner.StanzaCache()
+        for registration in targets {
+            // One id per app instance on the device, so that two apps of one device both get it.
+            let persistentID = job.messageID + "#" + registration.token.prefix(22)
+            guard
+                let plan = try? await planner.plan(
+                    message, id: job.messageID, registration: registration, project: project, now: now,
+                    persistentID: persistentID, lastConnected: .some(connections[registration.androidID] ?? nil),
+                    cache: &cache)
+            else { continue }
+            if var entry = plan.entry {
+                entry.expiresAt = min(entry.expiresAt, job.expiresAt)
+                page.entries.append(entry)
+            }
+            if let immediate = plan.immediate { page.immediate.append(immediate) }
+            page.stats += plan.stats.filter { $0.counter != .accepted }
+        }
+        return page
+    }
+
+    /// The registrations of a job's audience on the page at `position`, where the next
+    /// page starts and whether this one is the last.
+    private nonisolated func readPage(_ job: FanoutJob, projectID: String, at position: Position, first: FirstPass)
+        async throws -> (targets: [Registration], next: Position, finished: Bool)
+    {
+        let candidates: [Registration]
+        var targets: [Registration]
+        let next: Position
+        let finished: Bool
+        switch position {
+        case .device(let index):
+            let devices = Array(first.devices[index..<min(index + pageSize, first.devices.count)])
+            candidates = try await audience(job, projectID: projectID, devices: devices)
+            targets = try await matching(candidates, job: job)
+            let end = index + devices.count
+            next = end < first.devices.count ? .device(end) : .token(job.cursor)
+            finished = false
+        case .token(let cursor):
+            candidates = try await audience(job, projectID: projectID, after: cursor)
+            targets = try await matching(candidates, job: job)
+            if !first.set.isEmpty { targets.removeAll { first.set.contains($0.androidID) } }
+            next = .token(candidates.last?.token ?? cursor)
+            finished = candidates.count < pageSize
+        }
+        return (targets, next, finished)
     }
 
     /// The message a job delivers: its stored body with the job's audience as target.
@@ -260,20 +346,41 @@ public actor FanoutEngine {
         }
     }
 
-    private func currentCursor(_ job: FanoutJob) -> String { cursors[job.messageID] ?? job.cursor }
+    private func currentPosition(_ job: FanoutJob, _ first: FirstPass) -> Position {
+        if let known = positions[job.messageID] { return known }
+        return job.firstDone < first.devices.count ? .device(job.firstDone) : .token(job.cursor)
+    }
+
+    /// The topics a page of a topic or condition audience is read by: nil for every
+    /// registration of the project (a condition true with no subscriptions, such as
+    /// `!'a' in topics`, reaches every app instance).
+    private static func topics(of audience: FanoutJob.Audience) throws -> [String]? {
+        switch audience {
+        case .topic(let name):
+            return [name]
+        case .condition(let text):
+            let condition = try Condition.parse(text)
+            return condition.matches { _ in false } ? nil : Array(Set(condition.topicTerms)).sorted()
+        case .deviceGroup:
+            return []
+        }
+    }
+
+    /// The candidate registrations on `devices`, the first devices of a job.
+    private nonisolated func audience(_ job: FanoutJob, projectID: String, devices: [UInt64]) async throws
+        -> [Registration]
+    {
+        try await store.audience(projectID: projectID, topics: Self.topics(of: job.audience), androidIDs: devices)
+    }
 
     /// The next page of candidate registrations after `cursor`.
     private nonisolated func audience(_ job: FanoutJob, projectID: String, after cursor: String) async throws
         -> [Registration]
     {
         switch job.audience {
-        case .topic(let name):
-            return try await store.audience(projectID: projectID, topics: [name], after: cursor, limit: pageSize)
-        case .condition(let text):
-            let condition = try Condition.parse(text)
-            // A condition true with no subscriptions (`!'a' in topics`) reaches every app instance.
-            let topics = condition.matches { _ in false } ? nil : Array(Set(condition.topicTerms)).sorted()
-            return try await store.audience(projectID: projectID, topics: topics, after: cursor, limit: pageSize)
+        case .topic, .condition:
+            return try await store.audience(
+                projectID: projectID, topics: Self.topics(of: job.audience), after: cursor, limit: pageSize)
         case .deviceGroup(let key):
             let members =
                 try await store.deviceGroup(projectID: projectID, name: nil, notificationKey: key)?.members ?? []

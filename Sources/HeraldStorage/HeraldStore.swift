@@ -145,6 +145,10 @@ public protocol HeraldStore: Sendable {
     func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
         -> [Registration]
 
+    /// Live app registrations of a project on the devices `androidIDs`, ordered by token:
+    /// those subscribed to any of `topics`, or every one when `topics` is nil.
+    func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) async throws -> [Registration]
+
     // MARK: Fanouts
 
     /// Stores an accepted fanout message and its job, all or none.
@@ -153,16 +157,18 @@ public protocol HeraldStore: Sendable {
     /// Jobs not yet done, oldest first.
     func unfinishedFanouts() async throws -> [FanoutJob]
 
-    /// Queues one page of a fanout and moves its cursor in one transaction, so a restart
-    /// resumes after the last page stored and no device gets a page twice.
+    /// Queues one page of a fanout and moves its cursors (`firstDone` and `cursor`, see
+    /// `FanoutJob`) in one transaction, so a restart resumes after the last page stored
+    /// and no device gets a page twice.
     @discardableResult
     func storeFanoutPage(
-        messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
-        stats: [DeliveryStat]
+        messageID: String, queue: [QueuedMessage], firstDone: Int, cursor: String, reached: Int, done: Bool,
+        limits: QueueLimits, stats: [DeliveryStat]
     ) async throws -> [Enqueued]
 
-    /// Marks a queued job running.
-    func startFanout(messageID: String) async throws
+    /// Marks a queued job running with the devices it reaches first; a job already
+    /// running keeps the ones it has. Answers the job's first devices.
+    func startFanout(messageID: String, firstDevices: [UInt64]) async throws -> [UInt64]
 
     // MARK: Device groups
 

@@ -267,6 +267,13 @@ public actor InMemoryStore: HeraldStore {
             .sorted { $0.token < $1.token }.prefix(limit))
     }
 
+    public func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) -> [Registration] {
+        let devices = Set(androidIDs)
+        return audience(projectID: projectID, topics: topics, after: "", limit: .max).filter {
+            devices.contains($0.androidID)
+        }
+    }
+
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats additions: [DeliveryStat]) throws {
         try appendMessages([message], queue: [], limits: .unlimited, stats: additions)
         fanouts[job.messageID] = job
@@ -279,19 +286,24 @@ public actor InMemoryStore: HeraldStore {
     }
 
     public func storeFanoutPage(
-        messageID: String, queue entries: [QueuedMessage], cursor: String, reached: Int, done: Bool,
+        messageID: String, queue entries: [QueuedMessage], firstDone: Int, cursor: String, reached: Int, done: Bool,
         limits: QueueLimits, stats additions: [DeliveryStat]
     ) throws -> [Enqueued] {
         guard fanouts[messageID] != nil else { throw StoreError.notFound("fanout \(messageID)") }
         let decisions = try appendMessages([], queue: entries, limits: limits, stats: additions)
+        fanouts[messageID]?.firstDone = firstDone
         fanouts[messageID]?.cursor = cursor
         fanouts[messageID]?.delivered += reached
         if done { fanouts[messageID]?.state = .done }
         return decisions
     }
 
-    public func startFanout(messageID: String) {
-        if fanouts[messageID]?.state == .queued { fanouts[messageID]?.state = .running }
+    public func startFanout(messageID: String, firstDevices: [UInt64]) -> [UInt64] {
+        if fanouts[messageID]?.state == .queued {
+            fanouts[messageID]?.state = .running
+            fanouts[messageID]?.firstDevices = firstDevices
+        }
+        return fanouts[messageID]?.firstDevices ?? []
     }
 
     public func createDeviceGroup(_ group: DeviceGroup) throws {

@@ -283,6 +283,13 @@ public final class PostgresStore: ClusterStore {
             ]
         ),
         ("v2-messages-by-target", ["CREATE INDEX messages_target ON messages(target, created_at)"]),
+        (
+            "v3-fanout-first-devices",
+            [
+                "ALTER TABLE fanouts ADD COLUMN first_devices TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE fanouts ADD COLUMN first_done INTEGER NOT NULL DEFAULT 0",
+            ]
+        ),
     ]
 
     private func migrate() async throws {
@@ -874,6 +881,30 @@ public final class PostgresStore: ClusterStore {
         ).map(Self.registration)
     }
 
+    public func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) async throws -> [Registration] {
+        guard !androidIDs.isEmpty else { return [] }
+        let devices = androidIDs.map { Int64(bitPattern: $0) }
+        if let topics {
+            guard !topics.isEmpty else { return [] }
+            return try await rows(
+                """
+                SELECT \(unescaped: Self.registrationColumns) FROM registrations
+                WHERE project_id = \(projectID) AND kind = 'app' AND deleted_at IS NULL AND android_id = ANY(\(devices))
+                AND EXISTS (SELECT 1 FROM topic_subscriptions
+                    WHERE topic_subscriptions.token = registrations.token AND topic = ANY(\(topics)))
+                ORDER BY token
+                """
+            ).map(Self.registration)
+        }
+        return try await rows(
+            """
+            SELECT \(unescaped: Self.registrationColumns) FROM registrations
+            WHERE project_id = \(projectID) AND kind = 'app' AND deleted_at IS NULL AND android_id = ANY(\(devices))
+            ORDER BY token
+            """
+        ).map(Self.registration)
+    }
+
     // MARK: Fanouts
 
     /// Stores the fanout claimed by this node, which expands it.
@@ -899,31 +930,33 @@ public final class PostgresStore: ClusterStore {
     public func unfinishedFanouts() async throws -> [FanoutJob] {
         try await rows(
             """
-            SELECT message_id, project_id, audience_kind, audience, body, created_at, expires_at, state, cursor,
-                delivered
+            SELECT message_id, project_id, audience_kind, audience, body, created_at, expires_at, state,
+                first_devices, first_done, cursor, delivered
             FROM fanouts WHERE state <> 'done' AND owner_node = \(nodeID) ORDER BY created_at, message_id
             """
         ).compactMap { row in
-            let (id, project, kind, value, body, created, expires, state, cursor, delivered) = try row.decode(
-                (String, String, String, String, String, Int64, Int64, String, String, Int).self)
+            let (id, project, kind, value, body, created, expires, state, first, firstDone, cursor, delivered) =
+                try row.decode(
+                    (String, String, String, String, String, Int64, Int64, String, String, Int, String, Int).self)
             guard let audience = StoreCoding.decodeAudience(kind, value) else { return nil }
             return FanoutJob(
                 messageID: id, projectID: project, audience: audience, body: body,
                 createdAt: Timestamp(milliseconds: created), expiresAt: Timestamp(milliseconds: expires),
-                state: FanoutJob.State(rawValue: state) ?? .queued, cursor: cursor, delivered: delivered)
+                state: FanoutJob.State(rawValue: state) ?? .queued, firstDevices: StoreCoding.decodeDevices(first),
+                firstDone: firstDone, cursor: cursor, delivered: delivered)
         }
     }
 
     /// Stores a page only while this node still holds the job: a node that was taken for
     /// dead and whose job moved on stores nothing more of it.
     public func storeFanoutPage(
-        messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
-        stats: [DeliveryStat]
+        messageID: String, queue: [QueuedMessage], firstDone: Int, cursor: String, reached: Int, done: Bool,
+        limits: QueueLimits, stats: [DeliveryStat]
     ) async throws -> [Enqueued] {
         try await transaction { connection in
             let owned = try await self.count(
                 """
-                UPDATE fanouts SET cursor = \(cursor), delivered = delivered + \(reached),
+                UPDATE fanouts SET first_done = \(firstDone), cursor = \(cursor), delivered = delivered + \(reached),
                     state = \(done ? "done" : "running")
                 WHERE message_id = \(messageID) AND owner_node = \(self.nodeID) RETURNING 1
                 """, on: connection)
@@ -932,8 +965,14 @@ public final class PostgresStore: ClusterStore {
         }
     }
 
-    public func startFanout(messageID: String) async throws {
-        try await run("UPDATE fanouts SET state = 'running' WHERE message_id = \(messageID) AND state = 'queued'")
+    public func startFanout(messageID: String, firstDevices: [UInt64]) async throws -> [UInt64] {
+        try await run(
+            """
+            UPDATE fanouts SET state = 'running', first_devices = \(StoreCoding.encode(devices: firstDevices))
+            WHERE message_id = \(messageID) AND state = 'queued'
+            """)
+        let stored = try await rows("SELECT first_devices FROM fanouts WHERE message_id = \(messageID)")
+        return try StoreCoding.decodeDevices(stored.first?.decode(String.self) ?? "")
     }
 
     // MARK: Device groups

@@ -226,6 +226,13 @@ public final class SQLiteStore: HeraldStore {
                     CREATE INDEX device_queue_expiry ON device_queue(expires_at);
                     """)
         }
+        migrator.registerMigration("v7-fanout-first-devices") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE fanouts ADD COLUMN first_devices TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE fanouts ADD COLUMN first_done INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
         return migrator
     }
 
@@ -893,6 +900,36 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    public func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) async throws -> [Registration] {
+        if topics?.isEmpty == true { return [] }
+        return try await pool.read { db in
+            var sql = """
+                SELECT \(Self.registrationColumns) FROM registrations
+                WHERE +project_id = ? AND kind = 'app' AND deleted_at IS NULL AND android_id IN (DEVICES)
+                """
+            // `+project_id` keeps SQLite on the device index: a page of devices is a few rows,
+            // the project's registrations may be millions.
+            if let topics {
+                let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
+                sql += """
+                     AND EXISTS (SELECT 1 FROM topic_subscriptions
+                        WHERE topic_subscriptions.token = registrations.token AND topic IN (\(marks)))
+                    """
+            }
+            var found: [Registration] = []
+            for start in stride(from: 0, to: androidIDs.count, by: 500) {
+                let chunk = androidIDs[start..<min(start + 500, androidIDs.count)].map { Int64(bitPattern: $0) }
+                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+                let arguments: [any DatabaseValueConvertible] = [projectID] + chunk + (topics ?? [])
+                found += try Row.fetchAll(
+                    db, sql: sql.replacingOccurrences(of: "DEVICES", with: marks),
+                    arguments: StatementArguments(arguments)
+                ).map(Self.registration)
+            }
+            return found.sorted { $0.token < $1.token }
+        }
+    }
+
     // MARK: Fanouts
 
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
@@ -933,32 +970,40 @@ public final class SQLiteStore: HeraldStore {
                         body: row["body"],
                         createdAt: Timestamp(milliseconds: row["created_at"]),
                         expiresAt: Timestamp(milliseconds: row["expires_at"]),
-                        state: FanoutJob.State(rawValue: row["state"]) ?? .queued, cursor: row["cursor"],
-                        delivered: row["delivered"])
+                        state: FanoutJob.State(rawValue: row["state"]) ?? .queued,
+                        firstDevices: StoreCoding.decodeDevices(row["first_devices"]), firstDone: row["first_done"],
+                        cursor: row["cursor"], delivered: row["delivered"])
                 }
         }
     }
 
     public func storeFanoutPage(
-        messageID: String, queue: [QueuedMessage], cursor: String, reached: Int, done: Bool, limits: QueueLimits,
-        stats: [DeliveryStat]
+        messageID: String, queue: [QueuedMessage], firstDone: Int, cursor: String, reached: Int, done: Bool,
+        limits: QueueLimits, stats: [DeliveryStat]
     ) async throws -> [Enqueued] {
         try await write { db in
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
             try db.execute(
-                sql: "UPDATE fanouts SET cursor = ?, delivered = delivered + ?, state = ? WHERE message_id = ?",
-                arguments: [cursor, reached, done ? "done" : "running", messageID])
+                sql: """
+                    UPDATE fanouts SET first_done = ?, cursor = ?, delivered = delivered + ?, state = ?
+                    WHERE message_id = ?
+                    """,
+                arguments: [firstDone, cursor, reached, done ? "done" : "running", messageID])
             guard db.changesCount > 0 else { throw StoreError.notFound("fanout \(messageID)") }
             try Self.record(counted, db)
             return decisions
         }
     }
 
-    public func startFanout(messageID: String) async throws {
+    public func startFanout(messageID: String, firstDevices: [UInt64]) async throws -> [UInt64] {
         try await write { db in
             try db.execute(
-                sql: "UPDATE fanouts SET state = 'running' WHERE message_id = ? AND state = 'queued'",
-                arguments: [messageID])
+                sql:
+                    "UPDATE fanouts SET state = 'running', first_devices = ? WHERE message_id = ? AND state = 'queued'",
+                arguments: [StoreCoding.encode(devices: firstDevices), messageID])
+            let stored = try String.fetchOne(
+                db, sql: "SELECT first_devices FROM fanouts WHERE message_id = ?", arguments: [messageID])
+            return StoreCoding.decodeDevices(stored ?? "")
         }
     }
 

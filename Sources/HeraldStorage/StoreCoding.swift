@@ -30,6 +30,11 @@ enum StoreCoding {
         }
     }
 
+    /// A fanout's first devices as one column: decimal ids, comma-separated.
+    static func encode(devices: [UInt64]) -> String { devices.map(String.init).joined(separator: ",") }
+
+    static func decodeDevices(_ text: String) -> [UInt64] { text.split(separator: ",").compactMap { UInt64($0) } }
+
     /// Device-group members as one column.
     static func encode(members: [String]) -> String { members.joined(separator: "\n") }
 

@@ -4,6 +4,7 @@ import HeraldDelivery
 import HeraldStorage
 import Logging
 import Prometheus
+import Synchronization
 import Testing
 
 /// The fanout engine (SEMANTICS T3): pages, fairness, limits, resuming.
@@ -13,12 +14,14 @@ import Testing
         let project: Project
         let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
 
-        func engine(pageSize: Int) -> FanoutEngine {
+        func engine(pageSize: Int, registry: DeviceRegistry = DeviceRegistry(), firstDeviceBudget: Int = 500_000)
+            -> FanoutEngine
+        {
             let project = project
             return FanoutEngine(
                 store: store, clock: clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
-                registry: DeviceRegistry(), projects: { $0 == project.id ? project : nil },
-                logger: Logger(label: "fanout-test"), pageSize: pageSize)
+                registry: registry, projects: { $0 == project.id ? project : nil },
+                logger: Logger(label: "fanout-test"), pageSize: pageSize, firstDeviceBudget: firstDeviceBudget)
         }
 
         /// Registers `count` app instances subscribed to `topics`; answers their tokens.
@@ -56,6 +59,20 @@ import Testing
             return job
         }
 
+        /// A registry in which the devices of `tokens` hold connections; answers it and a
+        /// record of the entries its sessions were told of, in order.
+        func connected(_ tokens: [String]) async throws -> (DeviceRegistry, Told) {
+            let registry = DeviceRegistry()
+            let told = Told()
+            for (n, token) in tokens.enumerated() {
+                let registration = try #require(try await store.registration(token: token))
+                registry.register(
+                    androidID: registration.androidID,
+                    .init(id: UInt64(n), wake: {}, replace: {}, stored: { told.add($0.token) }))
+            }
+            return (registry, told)
+        }
+
         /// How many queue entries each token has.
         func entriesPerToken(_ tokens: [String]) async throws -> [Int] {
             var counts: [Int] = []
@@ -65,6 +82,13 @@ import Testing
             }
             return counts
         }
+    }
+
+    /// The tokens sessions were told of.
+    final class Told: Sendable {
+        private let tokens = Mutex<[String]>([])
+        func add(_ token: String) { tokens.withLock { $0.append(token) } }
+        var all: [String] { tokens.withLock { $0 } }
     }
 
     static func world(_ store: any HeraldStore, configure: (inout ProjectSettings) -> Void = { _ in }) async throws
@@ -186,5 +210,77 @@ import Testing
         await engine.submit(try await world.job("m-g", .deviceGroup(notificationKey: "key")))
         while try await engine.step() != nil {}
         #expect(try await world.entriesPerToken(Array(members.prefix(2))) == [1, 1])
+    }
+
+    @Test func T3_devicesConnectedHereGetTheMessageBeforeTheOfflineQueuesAreWritten() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(30, topics: ["news"]).sorted()
+        _ = try await world.subscribers(3, topics: ["other"])
+        // The last three in token order: without the first pass they would be reached last.
+        let online = Array(tokens.suffix(3))
+        let (registry, told) = try await world.connected(online)
+        let engine = world.engine(pageSize: 5, registry: registry)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        try await engine.step()
+        #expect(told.all.sorted() == online)
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 0, count: 27) + [1, 1, 1])
+        while try await engine.step() != nil {}
+        // Each once: the pages in token order leave the first devices out.
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 30))
+        #expect(told.all.sorted() == online)
+        #expect(try await world.store.unfinishedFanouts().isEmpty)
+    }
+
+    @Test func T3_jobsPastTheFirstDeviceBudgetGoInTokenOrderOnly() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(12, topics: ["news"]).sorted()
+        let online = Array(tokens.suffix(3))
+        let (registry, told) = try await world.connected(online)
+        // Room for one job's three devices, not for a second job's.
+        let engine = world.engine(pageSize: 4, registry: registry, firstDeviceBudget: 5)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        await engine.submit(try await world.job("m2", .topic("news")))
+        try await engine.step()
+        try await engine.step()
+        let started = try await world.store.unfinishedFanouts()
+        #expect(started.first { $0.messageID == "m1" }?.firstDevices.count == 3)
+        #expect(started.first { $0.messageID == "m2" }?.firstDevices == [])
+        while try await engine.step() != nil {}
+        // Both reach every subscriber once: two entries per token, each device told twice.
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 2, count: 12))
+        #expect(told.all.count == 6)
+    }
+
+    @Test func T3_aFanoutStoppedInItsFirstPassResumesWithoutReachingADeviceTwice() async throws {
+        let directory = "/tmp/herald-fanout-" + SecureRandom.hex(bytes: 6)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
+        let tokens = try await world.subscribers(20, topics: ["news"]).sorted()
+        let online = stride(from: 1, to: 20, by: 3).map { tokens[$0] }
+        let (registry, _) = try await world.connected(online)
+        let before = world.engine(pageSize: 5, registry: registry)
+        await before.submit(try await world.job("m1", .topic("news")))
+        try await before.step()
+        // The five devices reached acknowledge: their entries are gone from the store.
+        var reached: [String] = []
+        for token in online {
+            let registration = try #require(try await world.store.registration(token: token))
+            let pending = try await world.store.pendingMessages(
+                androidID: registration.androidID, after: 0, limit: 10, now: world.clock.now())
+            if !pending.isEmpty { reached.append(token) }
+            _ = try await world.store.acknowledge(
+                androidID: registration.androidID, persistentIDs: pending.map(\.persistentID))
+        }
+        #expect(reached.count == 5)
+        // The process dies; a new one, with no device connected, opens the same database.
+        let reopened = World(store: try SQLiteStore(dataDirectory: directory), project: world.project)
+        let after = reopened.engine(pageSize: 5)
+        try await after.resume()
+        while try await after.step() != nil {}
+        let counts = try await reopened.entriesPerToken(tokens)
+        for (token, count) in zip(tokens, counts) {
+            #expect(count == (reached.contains(token) ? 0 : 1), "\(token)")
+        }
+        #expect(try await reopened.store.unfinishedFanouts().isEmpty)
     }
 }

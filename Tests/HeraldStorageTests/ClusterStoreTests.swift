@@ -63,10 +63,12 @@ struct ClusterStoreTests {
         // a, taken for dead, can no longer store pages of the job it lost.
         await #expect(throws: StoreError.self) {
             try await a.storeFanoutPage(
-                messageID: "f1", queue: [], cursor: "x", reached: 0, done: false, limits: .unlimited, stats: [])
+                messageID: "f1", queue: [], firstDone: 0, cursor: "x", reached: 0, done: false, limits: .unlimited,
+                stats: [])
         }
         try await b.storeFanoutPage(
-            messageID: "f1", queue: [], cursor: "x", reached: 0, done: true, limits: .unlimited, stats: [])
+            messageID: "f1", queue: [], firstDone: 0, cursor: "x", reached: 0, done: true, limits: .unlimited, stats: []
+        )
         #expect(try await b.unfinishedFanouts().isEmpty)
     }
 

@@ -53,6 +53,30 @@ import Testing
     }
 
     @Test(arguments: Backend.allCases)
+    func T3_theAudienceOnGivenDevicesIsReadByDevice(_ backend: Backend) async throws {
+        let store = try await prepared(backend, tokens: ["t1", "t2", "t9"])
+        for id: UInt64 in [7, .max - 3] {
+            try await store.createDevice(Device(androidID: id, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+        }
+        try await store.createRegistration(sampleRegistration("u1", device: 7))
+        try await store.createRegistration(sampleRegistration("u2", device: .max - 3))
+        try await store.createRegistration(sampleRegistration("u3", device: .max - 3))
+        for token in ["t1", "t2", "u1", "u2"] { _ = try await store.subscribe(subscription(token, "news"), limit: 10) }
+        _ = try await store.subscribe(subscription("u3", "sport"), limit: 10)
+        _ = try await store.deleteRegistration(token: "t2", at: Timestamp(seconds: 9))
+        let onBoth = try await store.audience(projectID: "alpha-project", topics: ["news"], androidIDs: [42, .max - 3])
+        #expect(onBoth.map(\.token) == ["t1", "u2"])
+        let either = try await store.audience(
+            projectID: "alpha-project", topics: ["news", "sport"], androidIDs: [.max - 3, 7])
+        #expect(either.map(\.token) == ["u1", "u2", "u3"])
+        let everyone = try await store.audience(projectID: "alpha-project", topics: nil, androidIDs: [42])
+        #expect(everyone.map(\.token) == ["t1", "t9"])
+        #expect(try await store.audience(projectID: "beta-project", topics: nil, androidIDs: [42]).isEmpty)
+        #expect(try await store.audience(projectID: "alpha-project", topics: ["news"], androidIDs: []).isEmpty)
+        #expect(try await store.audience(projectID: "alpha-project", topics: [], androidIDs: [42]).isEmpty)
+    }
+
+    @Test(arguments: Backend.allCases)
     func fanoutPagesMoveTheCursorWithTheirQueueEntries(_ backend: Backend) async throws {
         let store = try await prepared(backend, tokens: ["t1"])
         let job = FanoutJob(
@@ -60,17 +84,25 @@ import Testing
             createdAt: Timestamp(seconds: 100), expiresAt: Timestamp(seconds: 10_000))
         try await store.createFanout(sampleMessage("m1"), job: job, stats: [])
         #expect(try await store.unfinishedFanouts() == [job])
-        try await store.startFanout(messageID: "m1")
+        #expect(try await store.startFanout(messageID: "m1", firstDevices: [42, .max]) == [42, .max])
+        // A job already started keeps its first devices.
+        #expect(try await store.startFanout(messageID: "m1", firstDevices: [7]) == [42, .max])
         try await store.storeFanoutPage(
-            messageID: "m1", queue: [queued("m1#t1")], cursor: "t1", reached: 1, done: false, limits: .unlimited,
+            messageID: "m1", queue: [queued("m1#t1")], firstDone: 2, cursor: "", reached: 1, done: false,
+            limits: .unlimited, stats: [])
+        try await store.storeFanoutPage(
+            messageID: "m1", queue: [], firstDone: 2, cursor: "t1", reached: 0, done: false, limits: .unlimited,
             stats: [])
         let resumed = try #require(try await store.unfinishedFanouts().first)
+        #expect(resumed.firstDevices == [42, .max])
+        #expect(resumed.firstDone == 2)
         #expect(resumed.cursor == "t1")
         #expect(resumed.delivered == 1)
         #expect(resumed.state == .running)
         #expect(try await store.queuedCount(androidID: 42) == 1)
         try await store.storeFanoutPage(
-            messageID: "m1", queue: [], cursor: "t1", reached: 0, done: true, limits: .unlimited, stats: [])
+            messageID: "m1", queue: [], firstDone: 2, cursor: "t1", reached: 0, done: true, limits: .unlimited,
+            stats: [])
         #expect(try await store.unfinishedFanouts().isEmpty)
     }
 
