@@ -44,7 +44,7 @@ public actor FanoutEngine {
 
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
-        projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 500,
+        projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 2000,
         firstDeviceBudget: Int = 500_000
     ) {
         self.store = store

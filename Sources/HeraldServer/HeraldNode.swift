@@ -173,6 +173,9 @@ struct LogCheckpointer: Service {
             while !Task.isCancelled {
                 do {
                     try await store.checkpoint()
+                } catch is CancellationError {
+                    // Shutting down.
+                    return
                 } catch {
                     logger.warning("checkpoint failed", metadata: ["error": "\(error)"])
                 }
@@ -264,6 +267,9 @@ struct CredentialRefresher: Service {
                     if try await directory.reload(from: store) {
                         logger.info("credentials reloaded")
                     }
+                } catch is CancellationError {
+                    // Shutting down.
+                    return
                 } catch {
                     logger.warning("credential reload failed", metadata: ["error": "\(error)"])
                 }
