@@ -192,7 +192,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldStorageTests",
-            dependencies: ["HeraldCore", "HeraldStorage", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "HeraldCore", "HeraldStorage", "HeraldDelivery", .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(

@@ -7,9 +7,10 @@ import Synchronization
 /// Expands topic, condition and device-group sends (SEMANTICS T3): each accepted fanout
 /// is a durable job whose audience is read in pages of registrations, never all at once.
 ///
-/// A job first reaches the app instances on the devices connected to this node when it
-/// starts, a page of devices at a time, so that those online get the message before the
-/// queues of the offline ones are written; then every other registration in token order.
+/// A job first reaches the app instances on the devices connected when it starts (to this
+/// node, then, with several nodes, to the others), a page of devices at a time, so that
+/// those online get the message before the queues of the offline ones are written; then
+/// every other registration in token order.
 ///
 /// Jobs take turns a page at a time: first round robin over projects, then over a
 /// project's jobs, so two fanouts of one project progress at the same rate and one
@@ -237,13 +238,22 @@ public actor FanoutEngine {
     private var prefetched: (messageID: String, position: Position, page: Task<Page, any Error>)?
 
     /// The job's first devices; a job not started yet starts now with the devices connected
-    /// here (a device group's few members need no such order).
+    /// here, then those connected to other nodes (a device group's few members need no such
+    /// order).
     private func firstPass(of job: FanoutJob) async throws -> FirstPass {
         if let known = firstPasses[job.messageID] { return known }
         var devices = job.firstDevices
         if job.state == .queued {
             var connected: [UInt64] = []
-            if case .deviceGroup = job.audience {} else { connected = registry.connectedDevices() }
+            if case .deviceGroup = job.audience {
+            } else {
+                connected = registry.connectedDevices()
+                // With several nodes, the devices other nodes hold come next: their nodes are signalled.
+                if let cluster = store as? any ClusterStore {
+                    let here = Set(connected)
+                    connected += try await cluster.devicesHeldElsewhere().filter { !here.contains($0) }
+                }
+            }
             let held = firstPasses.values.reduce(0) { $0 + $1.devices.count }
             if held + connected.count > firstDeviceBudget { connected = [] }
             devices = try await store.startFanout(messageID: job.messageID, firstDevices: connected)

@@ -26,6 +26,9 @@ public protocol ClusterStore: HeraldStore {
     /// The node holding each of these devices' connections, for those held by another node.
     func remoteHolders(androidIDs: [UInt64]) async throws -> [UInt64: String]
 
+    /// The devices whose connections other nodes hold, ascending.
+    func devicesHeldElsewhere() async throws -> [UInt64]
+
     /// Tells `node` that messages were stored for these devices.
     func signal(node: String, androidIDs: [UInt64]) async throws
 

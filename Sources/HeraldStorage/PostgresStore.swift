@@ -1141,6 +1141,15 @@ public final class PostgresStore: ClusterStore {
         return holders
     }
 
+    public func devicesHeldElsewhere() async throws -> [UInt64] {
+        try await rows(
+            """
+            SELECT android_id FROM devices WHERE holder_node IS NOT NULL AND holder_node <> \(nodeID)
+            ORDER BY android_id
+            """
+        ).map { UInt64(bitPattern: try $0.decode(Int64.self)) }
+    }
+
     /// The channel a node listens on; node ids are free text, so the channel is derived.
     static func channel(of node: String) -> String {
         "herald_node_"

@@ -1,6 +1,9 @@
+import CoreMetrics
 import Foundation
 import HeraldCore
+import HeraldDelivery
 import HeraldStorage
+import Logging
 import Synchronization
 import Testing
 
@@ -42,6 +45,51 @@ struct ClusterStoreTests {
         #expect(try await b.remoteHolders(androidIDs: [1]) == [1: "a"])
         try await a.releaseConnection(androidID: 1)
         #expect(try await b.remoteHolders(androidIDs: [1]) == [:])
+    }
+
+    @Test func eachNodeListsTheDevicesTheOthersHold() async throws {
+        let stores = try await cluster(["a", "b", "c"])
+        let (a, b, c) = (stores[0], stores[1], stores[2])
+        try await b.recordConnection(androidID: 1, at: Timestamp(seconds: 10))
+        try await c.recordConnection(androidID: 3, at: Timestamp(seconds: 10))
+        #expect(try await a.devicesHeldElsewhere() == [1, 3])
+        #expect(try await b.devicesHeldElsewhere() == [3])
+        try await b.releaseConnection(androidID: 1)
+        #expect(try await a.devicesHeldElsewhere() == [3])
+        #expect(try await c.devicesHeldElsewhere() == [])
+    }
+
+    @Test func T3_aFanoutReachesDevicesAnotherNodeHoldsBeforeTheOfflineOnes() async throws {
+        let stores = try await cluster(["a", "b"])
+        let (a, b) = (stores[0], stores[1])
+        let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
+        // Device 1 was seen lately but is offline; device 2 is connected to node b.
+        try await a.recordConnection(androidID: 1, at: clock.now())
+        try await a.releaseConnection(androidID: 1)
+        try await b.recordConnection(androidID: 2, at: clock.now())
+        for token in ["token-1", "token-2"] {
+            _ = try await a.subscribe(
+                TopicSubscription(projectID: "alpha-project", token: token, topic: "news", createdAt: clock.now()),
+                limit: 2000)
+        }
+        let job = FanoutJob(
+            messageID: "f1", projectID: "alpha-project", audience: .topic("news"), body: #"{"data":{"k":"v"}}"#,
+            createdAt: clock.now(), expiresAt: clock.now().adding(seconds: 3600))
+        try await a.createFanout(sampleMessage("f1"), job: job, stats: [])
+        let project = sampleProject()
+        // Node a expands it, one registration a page, with no device connected to it.
+        let engine = FanoutEngine(
+            store: a, clock: clock, metrics: HeraldMetrics(factory: NOOPMetricsHandler.instance),
+            registry: DeviceRegistry(), projects: { $0 == project.id ? project : nil },
+            logger: Logger(label: "fanout-test"), pageSize: 1)
+        await engine.submit(job)
+        try await engine.step()
+        // token-2 comes after token-1, yet b's device has it first.
+        #expect(try await a.queuedCount(androidID: 2) == 1)
+        #expect(try await a.queuedCount(androidID: 1) == 0)
+        while try await engine.step() != nil {}
+        #expect(try await a.queuedCount(androidID: 1) == 1)
+        #expect(try await a.queuedCount(androidID: 2) == 1)
     }
 
     @Test func aSilentNodeIsFoundAndItsClaimsAndFanoutsTakenOver() async throws {
