@@ -112,6 +112,9 @@ public actor FanoutEngine {
         }
         jobs = running[projectID] ?? jobs
         if finished {
+            // However it ended (done, its project gone, taken over by another node).
+            positions[job.messageID] = nil
+            firstPasses[job.messageID] = nil
             jobs.removeAll { $0.messageID == job.messageID }
             promoteWaiting(projectID: projectID, into: &jobs)
         } else if let index = jobs.firstIndex(where: { $0.messageID == job.messageID }) {
@@ -187,11 +190,7 @@ public actor FanoutEngine {
         for (entry, outcome) in zip(entries, enqueued) where entry.deletedCount == 0 { registry.stored(outcome.stored) }
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: reached)
-        if done {
-            positions[job.messageID] = nil
-            firstPasses[job.messageID] = nil
-            logger.debug("fanout finished", metadata: ["message": "\(job.messageID)"])
-        }
+        if done { logger.debug("fanout finished", metadata: ["message": "\(job.messageID)"]) }
         return done
     }
 

@@ -251,6 +251,29 @@ import Testing
         #expect(told.all.count == 6)
     }
 
+    @Test func T3_aJobThatEndsEarlyGivesBackItsFirstDevices() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(8, topics: ["news"]).sorted()
+        let (registry, _) = try await world.connected(Array(tokens.suffix(3)))
+        let gone = Mutex(false)
+        let project = world.project
+        let engine = FanoutEngine(
+            store: world.store, clock: world.clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
+            registry: registry, projects: { id in gone.withLock { $0 } || id != project.id ? nil : project },
+            logger: Logger(label: "fanout-test"), pageSize: 2, firstDeviceBudget: 3)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        try await engine.step()
+        // Its project is deleted: the job ends at its next turn, and with it its hold on the budget.
+        gone.withLock { $0 = true }
+        try await engine.step()
+        gone.withLock { $0 = false }
+        await engine.submit(try await world.job("m2", .topic("news")))
+        try await engine.step()
+        let started = try await world.store.unfinishedFanouts()
+        #expect(started.map(\.messageID) == ["m2"])
+        #expect(started.first?.firstDevices.count == 3)
+    }
+
     @Test func T3_aFanoutStoppedInItsFirstPassResumesWithoutReachingADeviceTwice() async throws {
         let directory = "/tmp/herald-fanout-" + SecureRandom.hex(bytes: 6)
         defer { try? FileManager.default.removeItem(atPath: directory) }
