@@ -23,9 +23,9 @@ public struct FanoutJob: Sendable, Hashable {
     public var createdAt: Timestamp
     public var expiresAt: Timestamp
     public var state: State
-    /// The devices connected to the expanding node when the job started, in ascending
-    /// order: their app instances in the audience are reached first, a page of devices at
-    /// a time, before the pages in token order (which leave these devices out).
+    /// The devices connected when the job started (to the expanding node, then to the
+    /// others): their app instances in the audience are reached first, a page of devices
+    /// at a time, before the pages in token order (which leave these devices out).
     public var firstDevices: [UInt64]
     /// How many of `firstDevices` have been expanded; pages continue after them.
     public var firstDone: Int

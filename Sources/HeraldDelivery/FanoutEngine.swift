@@ -113,8 +113,7 @@ public actor FanoutEngine {
         jobs = running[projectID] ?? jobs
         if finished {
             // However it ended (done, its project gone, taken over by another node).
-            positions[job.messageID] = nil
-            firstPasses[job.messageID] = nil
+            expansions[job.messageID] = nil
             jobs.removeAll { $0.messageID == job.messageID }
             promoteWaiting(projectID: projectID, into: &jobs)
         } else if let index = jobs.firstIndex(where: { $0.messageID == job.messageID }) {
@@ -156,15 +155,14 @@ public actor FanoutEngine {
 
     /// Expands the next page of a job; answers whether the job is finished.
     private func expandPage(of job: FanoutJob) async throws -> Bool {
-        guard let project = projects(job.projectID), let message = Self.message(of: job) else {
+        guard let project = projects(job.projectID), let expansion = try await expansion(of: job) else {
             // The project was deleted or the body cannot be read: nothing left to deliver.
             _ = try? await store.storeFanoutPage(
                 messageID: job.messageID, queue: [], firstDone: job.firstDone, cursor: job.cursor, reached: 0,
                 done: true, limits: .unlimited, stats: [])
             return true
         }
-        let first = try await firstPass(of: job)
-        let position = currentPosition(job, first)
+        let (message, first, position) = (expansion.message, expansion.first, expansion.position)
         let page: Page
         if let prefetched, prefetched.messageID == job.messageID, prefetched.position == position {
             page = try await prefetched.page.value
@@ -186,7 +184,7 @@ public actor FanoutEngine {
         let enqueued = try await store.storeFanoutPage(
             messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
             done: done, limits: QueueLimits(project.settings), stats: stats)
-        positions[job.messageID] = page.next
+        expansions[job.messageID]?.position = page.next
         for (entry, outcome) in zip(entries, enqueued) where entry.deletedCount == 0 { registry.stored(outcome.stored) }
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: reached)
@@ -219,8 +217,15 @@ public actor FanoutEngine {
         }
     }
 
-    private var positions: [String: Position] = [:]
-    private var firstPasses: [String: FirstPass] = [:]
+    /// What the engine keeps of a job it has started expanding: the message, parsed once,
+    /// the first devices and where the next page starts.
+    struct Expansion: Sendable {
+        var message: HeraldCore.Message
+        var first: FirstPass
+        var position: Position
+    }
+
+    private var expansions: [String: Expansion] = [:]
 
     /// One page of a job's audience, planned: the queue entries to store, the TTL-0
     /// messages to deliver now and the counters to add; where the next page starts and
@@ -236,30 +241,37 @@ public actor FanoutEngine {
     /// The next page being read and planned while the current one is written.
     private var prefetched: (messageID: String, position: Position, page: Task<Page, any Error>)?
 
+    /// The job's expansion, made at its first turn; nil when its body cannot be read.
+    private func expansion(of job: FanoutJob) async throws -> Expansion? {
+        if let known = expansions[job.messageID] { return known }
+        guard let message = Self.message(of: job) else { return nil }
+        let first = FirstPass(try await firstDevices(of: job))
+        let made = Expansion(
+            message: message, first: first,
+            position: job.firstDone < first.devices.count ? .device(job.firstDone) : .token(job.cursor))
+        expansions[job.messageID] = made
+        return made
+    }
+
     /// The job's first devices; a job not started yet starts now with the devices connected
-    /// here, then those connected to other nodes (a device group's few members need no such
-    /// order).
-    private func firstPass(of job: FanoutJob) async throws -> FirstPass {
-        if let known = firstPasses[job.messageID] { return known }
-        var devices = job.firstDevices
-        if job.state == .queued {
-            var connected: [UInt64] = []
-            if case .deviceGroup = job.audience {
-            } else {
-                connected = registry.connectedDevices()
-                // With several nodes, the devices other nodes hold come next: their nodes are signalled.
-                if let cluster = store as? any ClusterStore {
-                    let here = Set(connected)
-                    connected += try await cluster.devicesHeldElsewhere().filter { !here.contains($0) }
-                }
-            }
-            let held = firstPasses.values.reduce(0) { $0 + $1.devices.count }
-            if held + connected.count > firstDeviceBudget { connected = [] }
-            devices = try await store.startFanout(messageID: job.messageID, firstDevices: connected)
-        }
-        let first = FirstPass(devices)
-        firstPasses[job.messageID] = first
-        return first
+    /// when it starts, unless they would take the running jobs past `firstDeviceBudget`.
+    private func firstDevices(of job: FanoutJob) async throws -> [UInt64] {
+        guard job.state == .queued else { return job.firstDevices }
+        var connected = try await connectedDevices(for: job.audience)
+        let held = expansions.values.reduce(0) { $0 + $1.first.devices.count }
+        if held + connected.count > firstDeviceBudget { connected = [] }
+        return try await store.startFanout(messageID: job.messageID, firstDevices: connected)
+    }
+
+    /// The devices connected here, then, with several nodes, those the other nodes hold
+    /// (their nodes are signalled as rows are stored); none for a device group, whose few
+    /// members need no such order.
+    private func connectedDevices(for audience: FanoutJob.Audience) async throws -> [UInt64] {
+        if case .deviceGroup = audience { return [] }
+        let here = registry.connectedDevices()
+        guard let cluster = store as? any ClusterStore else { return here }
+        let local = Set(here)
+        return here + (try await cluster.devicesHeldElsewhere().filter { !local.contains($0) })
     }
 
     /// Starts reading the page that comes after this turn, mirroring `step()`: the
@@ -273,14 +285,15 @@ public actor FanoutEngine {
         } else {
             candidate = running[projectID]?.first
         }
-        guard let candidate, let first = firstPasses[candidate.messageID], let project = projects(candidate.projectID),
-            let message = Self.message(of: candidate)
+        guard let candidate, let expansion = expansions[candidate.messageID],
+            let project = projects(candidate.projectID)
         else { return }
-        let position = candidate.messageID == job.messageID ? next : currentPosition(candidate, first)
+        let position = candidate.messageID == job.messageID ? next : expansion.position
         prefetched = (
             candidate.messageID, position,
             Task {
-                try await self.preparePage(candidate, project: project, message: message, at: position, first: first)
+                try await self.preparePage(
+                    candidate, project: project, message: expansion.message, at: position, first: expansion.first)
             }
         )
     }
@@ -319,26 +332,24 @@ public actor FanoutEngine {
     private nonisolated func readPage(_ job: FanoutJob, projectID: String, at position: Position, first: FirstPass)
         async throws -> (targets: [Registration], next: Position, finished: Bool)
     {
-        let candidates: [Registration]
-        var targets: [Registration]
-        let next: Position
-        let finished: Bool
         switch position {
         case .device(let index):
             let devices = Array(first.devices[index..<min(index + pageSize, first.devices.count)])
-            candidates = try await audience(job, projectID: projectID, devices: devices)
-            targets = try await matching(candidates, job: job)
+            let candidates = try await audience(job, projectID: projectID, devices: devices)
             let end = index + devices.count
-            next = end < first.devices.count ? .device(end) : .token(job.cursor)
-            finished = false
+            return (
+                try await matching(candidates, job: job), end < first.devices.count ? .device(end) : .token(job.cursor),
+                false
+            )
         case .token(let cursor):
-            candidates = try await audience(job, projectID: projectID, after: cursor)
-            targets = try await matching(candidates, job: job)
-            if !first.set.isEmpty { targets.removeAll { first.set.contains($0.androidID) } }
-            next = .token(candidates.last?.token ?? cursor)
-            finished = candidates.count < pageSize
+            let candidates = try await audience(job, projectID: projectID, after: cursor)
+            // The first devices' app instances had it already.
+            let rest = first.set.isEmpty ? candidates : candidates.filter { !first.set.contains($0.androidID) }
+            return (
+                try await matching(rest, job: job), .token(candidates.last?.token ?? cursor),
+                candidates.count < pageSize
+            )
         }
-        return (targets, next, finished)
     }
 
     /// The message a job delivers: its stored body with the job's audience as target.
@@ -353,11 +364,6 @@ public actor FanoutEngine {
         case .deviceGroup(let key):
             return Message(target: .token(key), body: body)
         }
-    }
-
-    private func currentPosition(_ job: FanoutJob, _ first: FirstPass) -> Position {
-        if let known = positions[job.messageID] { return known }
-        return job.firstDone < first.devices.count ? .device(job.firstDone) : .token(job.cursor)
     }
 
     /// The topics a page of a topic or condition audience is read by: nil for every

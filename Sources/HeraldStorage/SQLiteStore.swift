@@ -422,16 +422,19 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Runs `sql`, whose one `IN (?)` takes `values`, in chunks of 500 values (well under
-    /// SQLite's limit on bound parameters), and hands every row to `body`.
+    /// SQLite's limit on bound parameters), and hands every row to `body`. `before` and
+    /// `after` bind the statement's other parameters, around the `IN` list.
     private static func forEachRow(
-        _ db: Database, _ sql: String, of values: [some DatabaseValueConvertible], _ body: (Row) throws -> Void
+        _ db: Database, _ sql: String, before: [any DatabaseValueConvertible] = [],
+        of values: [some DatabaseValueConvertible], after: [any DatabaseValueConvertible] = [],
+        _ body: (Row) throws -> Void
     ) throws {
         for start in stride(from: 0, to: values.count, by: 500) {
-            let chunk = Array(values[start..<min(start + 500, values.count)])
+            let chunk: [any DatabaseValueConvertible] = Array(values[start..<min(start + 500, values.count)])
             let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
             for row in try Row.fetchAll(
                 db, sql: sql.replacingOccurrences(of: "IN (?)", with: "IN (\(marks))"),
-                arguments: StatementArguments(chunk))
+                arguments: StatementArguments(before + chunk + after))
             {
                 try body(row)
             }
@@ -905,27 +908,22 @@ public final class SQLiteStore: HeraldStore {
         return try await pool.read { db in
             var sql = """
                 SELECT \(Self.registrationColumns) FROM registrations
-                WHERE +project_id = ? AND kind = 'app' AND deleted_at IS NULL AND android_id IN (DEVICES)
+                WHERE +project_id = ? AND kind = 'app' AND deleted_at IS NULL AND android_id IN (?)
                 """
             // `+project_id` keeps SQLite on the device index: a page of devices is a few rows,
             // the project's registrations may be millions.
             if let topics {
-                let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
+                // Spelled without `IN (?)`, which `forEachRow` fills with the devices.
+                let matches = Array(repeating: "topic = ?", count: topics.count).joined(separator: " OR ")
                 sql += """
                      AND EXISTS (SELECT 1 FROM topic_subscriptions
-                        WHERE topic_subscriptions.token = registrations.token AND topic IN (\(marks)))
+                        WHERE topic_subscriptions.token = registrations.token AND (\(matches)))
                     """
             }
             var found: [Registration] = []
-            for start in stride(from: 0, to: androidIDs.count, by: 500) {
-                let chunk = androidIDs[start..<min(start + 500, androidIDs.count)].map { Int64(bitPattern: $0) }
-                let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
-                let arguments: [any DatabaseValueConvertible] = [projectID] + chunk + (topics ?? [])
-                found += try Row.fetchAll(
-                    db, sql: sql.replacingOccurrences(of: "DEVICES", with: marks),
-                    arguments: StatementArguments(arguments)
-                ).map(Self.registration)
-            }
+            try Self.forEachRow(
+                db, sql, before: [projectID], of: androidIDs.map { Int64(bitPattern: $0) }, after: topics ?? []
+            ) { found.append(Self.registration($0)) }
             return found.sorted { $0.token < $1.token }
         }
     }
