@@ -28,6 +28,8 @@ public final class Quotas: Sendable {
         var remote: [Shared: [String: SlidingWindow]] = [:]
         var devices: [String: DeviceWindows] = [:]
         var collapsible: [String: (bucket: TokenBucket, capacity: Int, refill: Int64)] = [:]
+        /// Projects whose downstream sends were refused, until room for one comes back.
+        var refusingUntil: [String: Timestamp] = [:]
         var lastSweep = Timestamp(milliseconds: 0)
     }
 
@@ -43,6 +45,22 @@ public final class Quotas: Sendable {
     /// Counts `count` downstream messages against the project's quota (SEMANTICS T1), or
     /// throws `QUOTA_EXCEEDED` with the wait until they fit, counting nothing.
     public func admitDownstream(_ project: Project, count: Int = 1, now: Timestamp) throws(HeraldError) {
+        if let refusal = downstream(project, count: count, now: now, admit: true) { throw refusal }
+    }
+
+    /// Whether the project's downstream sends were refused lately and room for one has not
+    /// come back since: one lookup, so that what answers early can ask it of every send.
+    public func isRefusingDownstream(projectID: String, now: Timestamp) -> Bool {
+        state.withLock { state in state.refusingUntil[projectID].map { $0 > now } ?? false }
+    }
+
+    /// The `QUOTA_EXCEEDED` error one more downstream message of the project would get now,
+    /// counting nothing either way; nil when it fits.
+    public func downstreamRefusal(_ project: Project, now: Timestamp) -> HeraldError? {
+        downstream(project, count: 1, now: now, admit: false)
+    }
+
+    private func downstream(_ project: Project, count: Int, now: Timestamp, admit: Bool) -> HeraldError? {
         let limit = project.settings.downstreamPerMinute
         let wait = state.withLock { state -> Int64 in
             sweep(&state, now: now)
@@ -50,12 +68,16 @@ public final class Quotas: Sendable {
             defer { state.downstream[project.id] = window }
             var combined = Self.combined(&window, state.remote[.downstream]?[project.id], at: now)
             let wait = combined.wait(toFit: count, limit: limit, at: now)
-            if wait == 0 { window.add(count, at: now) }
+            if wait > 0 {
+                state.refusingUntil[project.id] = Timestamp(milliseconds: now.milliseconds + wait)
+            } else if admit {
+                window.add(count, at: now)
+            }
             return wait
         }
-        guard wait > 0 else { return }
+        guard wait > 0 else { return nil }
         metrics?.increment("herald_quota_rejections_total", [("project", project.id), ("quota", "downstream")])
-        throw HeraldError.quotaExceeded(
+        return HeraldError.quotaExceeded(
             subject: "projects/\(project.id)/downstream-per-minute", retryAfterSeconds: Self.seconds(wait),
             message: "The project sent more than \(limit) messages in the last minute.",
             legacyName: "MessageRateExceeded")
@@ -223,6 +245,7 @@ public final class Quotas: Sendable {
             var window = window
             return !window.isEmpty(at: now)
         }
+        state.refusingUntil = state.refusingUntil.filter { _, until in until > now }
         state.topicOperations = state.topicOperations.filter { _, window in
             var window = window
             return !window.isEmpty(at: now)

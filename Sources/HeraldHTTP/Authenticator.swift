@@ -19,22 +19,14 @@ public final class Authenticator: Sendable {
 
     /// The caller behind an Authorization header value; throws `UNAUTHENTICATED`.
     public func authenticate(authorization: String?) async throws(HeraldError) -> Caller {
-        guard let authorization, authorization.count > 7,
-            authorization.prefix(7).lowercased() == "bearer "
-        else {
+        guard let token = Self.bearerToken(authorization) else {
             throw HeraldError.unauthenticated(
                 "Request is missing required authentication credential. Expected OAuth 2 access token.")
         }
-        let token = String(authorization.dropFirst(7).drop { $0 == " " })
         let now = clock.now()
-        let caller: Caller?
-        if let access = tokens.verify(token, now: now) {
-            caller = access
-        } else {
-            caller = await selfSignedCaller(token, now: now)
-        }
-        // A revoked key or a deleted project ends its tokens at once.
-        guard let caller, directory.activeKey(id: caller.keyID)?.projectID == caller.projectID else {
+        var caller = knownCaller(token, now: now)
+        if caller == nil { caller = await selfSignedCaller(token, now: now) }
+        guard let caller, isActive(caller) else {
             throw HeraldError.unauthenticated(
                 "Request had invalid authentication credentials. Expected OAuth 2 access token.")
         }
@@ -47,10 +39,20 @@ public final class Authenticator: Sendable {
         -> (Caller, Project)
     {
         let caller = try await authenticate(authorization: authorization)
-        guard let project = directory.project(named: projectName), project.id == caller.projectID else {
+        guard let project = project(named: projectName, for: caller) else {
             throw HeraldError.permissionDenied("The caller does not have permission")
         }
         return (caller, project)
+    }
+
+    /// The project a URL names, when the header's credentials may act on it and can be
+    /// checked without waiting: an access token, or a self-signed JWT verified before. Nil
+    /// otherwise, and then the request goes the usual way through `authorize`.
+    public func authorizeWithoutWaiting(authorization: String?, projectName: some StringProtocol) -> Project? {
+        guard let token = Self.bearerToken(authorization), let caller = knownCaller(token, now: clock.now()),
+            isActive(caller)
+        else { return nil }
+        return project(named: projectName, for: caller)
     }
 
     /// The project behind a legacy surface's credentials: `Authorization: key=<server key>`
@@ -66,6 +68,31 @@ public final class Authenticator: Sendable {
         guard let project = directory.project(named: caller.projectID) else {
             throw HeraldError.unauthenticated("The credentials' project does not exist.")
         }
+        return project
+    }
+
+    private static func bearerToken(_ authorization: String?) -> String? {
+        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
+            return nil
+        }
+        return String(authorization.dropFirst(7).drop { $0 == " " })
+    }
+
+    /// The caller of a token that needs no signature check now: an access token, or a
+    /// self-signed JWT already verified and not yet expired.
+    private func knownCaller(_ token: String, now: Timestamp) -> Caller? {
+        if let access = tokens.verify(token, now: now) { return access }
+        guard let cached = verifiedJWTs.withLock({ $0[token] }), cached.expires > now else { return nil }
+        return cached.caller
+    }
+
+    /// A revoked key or a deleted project ends its tokens at once.
+    private func isActive(_ caller: Caller) -> Bool {
+        directory.activeKey(id: caller.keyID)?.projectID == caller.projectID
+    }
+
+    private func project(named name: some StringProtocol, for caller: Caller) -> Project? {
+        guard let project = directory.project(named: name), project.id == caller.projectID else { return nil }
         return project
     }
 

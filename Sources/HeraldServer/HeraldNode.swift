@@ -90,6 +90,7 @@ public struct HeraldNode: Sendable {
     {
         let headTimeout = configuration.httpHeadTimeoutSeconds
         let bodyTimeout = configuration.httpBodyTimeoutSeconds
+        let environment = environment
         return Application(
             router: HeraldRouter.make(environment),
             server: .http1(
@@ -97,7 +98,8 @@ public struct HeraldNode: Sendable {
                     additionalChannelHandlers: [
                         RequestDeadline(
                             headTimeout: .nanoseconds(Int64(headTimeout * 1e9)),
-                            bodyTimeout: .nanoseconds(Int64(bodyTimeout * 1e9)))
+                            bodyTimeout: .nanoseconds(Int64(bodyTimeout * 1e9))),
+                        QuotaRefusalHandler(environment: environment),
                     ])),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "Herald"),

@@ -55,6 +55,29 @@ import Testing
         }
     }
 
+    @Test func T1_refusalsPastTheQuotaLeaveTheConnectionUsable() async throws {
+        try await GatewayHarness.with(clock: ManualClock(), settings: { $0.downstreamPerMinute = 1 }) { harness in
+            let (_, token) = try await harness.makeDevice()
+            let access = try await harness.credentials.accessToken(now: harness.node.clock.now())
+            let headers = [("Authorization", "Bearer \(access)"), ("Content-Type", "application/json")]
+            let send = "/v1/projects/\(harness.project.id)/messages:send"
+            let body = Array(#"{"message":\#(data(token))}"#.utf8)
+            try await HTTPConnection.with(host: "127.0.0.1", port: harness.httpPort) { connection in
+                #expect(try await connection.request(.POST, send, headers: headers, body: body).status == 200)
+                // The router refuses the first; the event loop answers the next ones, alike.
+                let first = try await connection.request(.POST, send, headers: headers, body: body)
+                let second = try await connection.request(.POST, send, headers: headers, body: body)
+                #expect(first.status == 429)
+                #expect(second.status == 429)
+                #expect(second.body == first.body)
+                #expect(second.headers.first(name: "Retry-After") == first.headers.first(name: "Retry-After"))
+                // The refused requests' bodies were read: the connection still serves requests.
+                let info = try await connection.request(.GET, "/iid/info/\(token)", headers: headers, body: [])
+                #expect(info.status == 200)
+            }
+        }
+    }
+
     @Test func T2_topicChangesPastTheRateAreRefusedPerAPIGeneration() async throws {
         let clock = ManualClock()
         try await GatewayHarness.with(clock: clock, settings: { $0.topicOpsPerSecond = 2 }) { harness in

@@ -1,0 +1,126 @@
+public import HTTPTypes
+import HeraldCore
+public import NIOCore
+public import NIOHTTPTypes
+
+/// Answers a send of a project over its downstream quota (SEMANTICS T1) on the event loop
+/// that read it, before the request becomes a task: a project driven far past its quota
+/// must cost the server as little as possible for each refusal.
+///
+/// It answers only what it can decide at once: a `POST …/messages:send` of a project that
+/// was refused lately, with credentials that need no signature check, and no earlier
+/// request of the connection still being answered (the answers must keep their order).
+/// The answer is the route's own 429, sent when the request's body is in, so that the
+/// connection stays usable. Everything else passes through unchanged, to the router.
+public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    public typealias InboundIn = HTTPRequestPart
+    public typealias InboundOut = HTTPRequestPart
+    public typealias OutboundIn = HTTPResponsePart
+    public typealias OutboundOut = HTTPResponsePart
+
+    /// The route label of the send API in `herald_http_requests_total`.
+    static let sendRoute = "/v1/projects/{project}/messages:send"
+
+    private let environment: HTTPEnvironment
+    /// The refusal to answer once the request's body is in.
+    private var refusal: HeraldError?
+    /// Requests passed on whose answer has not ended.
+    private var passedOn = 0
+
+    public init(environment: HTTPEnvironment) {
+        self.environment = environment
+    }
+
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            if passedOn == 0, let refusal = refusal(of: head) {
+                self.refusal = refusal
+                return
+            }
+            passedOn += 1
+        case .body:
+            if refusal != nil { return }
+        case .end:
+            if let refusal {
+                self.refusal = nil
+                answer(refusal, context: context)
+                return
+            }
+        }
+        context.fireChannelRead(data)
+    }
+
+    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if case .end = unwrapOutboundIn(data) { passedOn -= 1 }
+        context.write(data, promise: promise)
+    }
+
+    /// The quota error of a send the router would refuse with it, when that is known now.
+    private func refusal(of head: HTTPRequest) -> HeraldError? {
+        guard head.method == .post, let projectName = Self.sendProject(head.path),
+            head.headerFields[.expect] == nil,
+            head.headerFields[.connection]?.lowercased().contains("close") != true
+        else { return nil }
+        let now = environment.clock.now()
+        guard let named = environment.directory.project(named: projectName),
+            environment.quotas.isRefusingDownstream(projectID: named.id, now: now),
+            let project = environment.authenticator.authorizeWithoutWaiting(
+                authorization: head.headerFields[.authorization], projectName: projectName)
+        else { return nil }
+        return environment.quotas.downstreamRefusal(project, now: now)
+    }
+
+    /// The project a send API path names: `/v1/projects/{project}/messages:send`.
+    static func sendProject(_ path: String?) -> Substring? {
+        guard var path = path?[...] else { return nil }
+        if let query = path.firstIndex(of: "?") { path = path[..<query] }
+        let prefix = "/v1/projects/"
+        let suffix = "/messages:send"
+        guard path.hasPrefix(prefix), path.hasSuffix(suffix),
+            path.utf8.count > prefix.utf8.count + suffix.utf8.count
+        else { return nil }
+        let name = path.dropFirst(prefix.count).dropLast(suffix.count)
+        return name.contains("/") ? nil : name
+    }
+
+    private func answer(_ error: HeraldError, context: ChannelHandlerContext) {
+        let body = context.channel.allocator.buffer(string: error.v1Body.rendered)
+        var fields = error.headers
+        fields[.contentLength] = String(body.readableBytes)
+        fields[.date] = Self.httpDate(secondsSinceEpoch: environment.clock.now().milliseconds / 1000)
+        fields[.server] = "Herald"
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: error.status, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        let metrics = environment.metrics
+        metrics.increment("herald_errors_total", [("code", error.fcmCode?.rawValue ?? error.canonicalStatus.name)])
+        metrics.increment(
+            "herald_http_requests_total", [("route", Self.sendRoute), ("status", String(error.status.code))])
+    }
+
+    /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as HTTP's `Date` header wants.
+    static func httpDate(secondsSinceEpoch seconds: Int64) -> String {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let time = seconds - days * 86_400
+        // Civil date from days since 1970-01-01 (proleptic Gregorian calendar).
+        let shifted = days + 719_468
+        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
+        let dayOfEra = shifted - era * 146_097
+        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
+        let monthIndex = (5 * dayOfYear + 2) / 153
+        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
+        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday
+        let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(weekdays[Int(weekday)]), \(twoDigits(day)) \(months[Int(month - 1)]) \(year) "
+            + "\(twoDigits(time / 3_600)):\(twoDigits(time % 3_600 / 60)):\(twoDigits(time % 60)) GMT"
+    }
+}
+
+@available(*, unavailable)
+extension QuotaRefusalHandler: Sendable {}
