@@ -255,11 +255,19 @@ public actor FanoutEngine {
 
     /// The job's first devices; a job not started yet starts now with the devices connected
     /// when it starts, unless they would take the running jobs past `firstDeviceBudget`.
+    ///
+    /// A job goes in token order only, with nothing stored for it, when no device is
+    /// connected or when its audience fits in one page (that page reaches it all at once,
+    /// and a small topic on a node holding many devices must not read its audience device by
+    /// device). Such a job stays queued, and one that is queued but has stored a page is
+    /// past the point where first devices could be chosen.
     private func firstDevices(of job: FanoutJob) async throws -> [UInt64] {
-        guard job.state == .queued else { return job.firstDevices }
-        var connected = try await connectedDevices(for: job.audience)
+        guard job.state == .queued, job.cursor.isEmpty else { return job.firstDevices }
+        let connected = try await connectedDevices(for: job.audience)
         let held = expansions.values.reduce(0) { $0 + $1.first.devices.count }
-        if held + connected.count > firstDeviceBudget { connected = [] }
+        guard !connected.isEmpty, held + connected.count <= firstDeviceBudget,
+            try await audience(job, projectID: job.projectID, after: "").count >= pageSize
+        else { return [] }
         return try await store.startFanout(messageID: job.messageID, firstDevices: connected)
     }
 

@@ -251,6 +251,41 @@ import Testing
         #expect(told.all.count == 6)
     }
 
+    @Test func T3_anAudienceOnePageHoldsIsReachedInOnePageWithNothingStoredFirst() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(4, topics: ["news"]).sorted()
+        // Many devices connected, two of them in the audience.
+        let others = try await world.subscribers(6, topics: ["other"])
+        let (registry, told) = try await world.connected([tokens[1], tokens[3]] + others)
+        let engine = world.engine(pageSize: 5, registry: registry)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        // One turn reaches every subscriber and ends the job.
+        try await engine.step()
+        #expect(try await world.entriesPerToken(tokens) == [1, 1, 1, 1])
+        #expect(told.all.sorted() == [tokens[1], tokens[3]].sorted())
+        #expect(try await world.store.unfinishedFanouts().isEmpty)
+        #expect(try await engine.step() == nil)
+    }
+
+    @Test func T3_aJobPastItsFirstPageInTokenOrderStaysInTokenOrderAfterARestart() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(12, topics: ["news"]).sorted()
+        // No device connected: the job starts in token order and stores its first page.
+        let before = world.engine(pageSize: 4)
+        await before.submit(try await world.job("m1", .topic("news")))
+        try await before.step()
+        #expect(
+            try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 4) + Array(repeating: 0, count: 8))
+        // After a restart, devices of that first page are connected: they must not get it again.
+        let (registry, told) = try await world.connected(Array(tokens.prefix(3)) + [tokens[8]])
+        let after = world.engine(pageSize: 4, registry: registry)
+        try await after.resume()
+        for _ in 0..<10 where try await after.step() != nil {}
+        #expect(try await world.store.unfinishedFanouts().isEmpty)
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 12))
+        #expect(told.all == [tokens[8]])
+    }
+
     @Test func T3_aJobThatEndsEarlyGivesBackItsFirstDevices() async throws {
         let world = try await Self.world(InMemoryStore())
         let tokens = try await world.subscribers(8, topics: ["news"]).sorted()
