@@ -107,6 +107,13 @@ import Testing
             #expect(try request(channel, head(server, token: token)).passed.count == 3)
             try answerFromTheRouter(channel)
             try answerFromTheRouter(channel)
+            // A client that closes after the answer, or waits to be told to send its body.
+            for (name, value) in [(HTTPField.Name.connection, "close"), (.expect, "100-continue")] {
+                guard case .head(var modified) = head(server, token: token) else { return }
+                modified.headerFields[name] = value
+                #expect(try request(channel, .head(modified)).passed.count == 3, "\(name)")
+                try answerFromTheRouter(channel)
+            }
             // With nothing in progress, the same send is answered at once.
             #expect(try request(channel, head(server, token: token)).answered.count == 3)
         }
