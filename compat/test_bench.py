@@ -33,6 +33,12 @@ def test_fanout_reaches_every_connected_subscriber_over_tls():
     assert report["overall_deliveries_per_second"] > 0 and report["peak_rss_kb"] > 0
 
 
+def test_fanout_to_a_small_topic_on_a_busy_node_reaches_only_its_subscribers():
+    report = bench("fanout", "--subscribers", "30", "--connected", "30", "--others", "60", "--plaintext")
+    assert report["connected_received"] == 30
+    assert report["other_connected"] == 60 and report["other_received"] == 0
+
+
 def test_e2e_and_connect_and_send():
     e2e = bench("e2e", "--rate", "100", "--seconds", "1", "--devices", "10", "--plaintext")
     assert e2e["sent"] == 100 and e2e["received"] == 100 and e2e["failed_sends"] == 0

@@ -8,6 +8,8 @@ import Synchronization
 /// `herald bench fanout`: a topic send to N subscribed registrations of which M are
 /// connected devices: time to accept the send, deliveries per second to the connected
 /// devices, time until every offline queue holds the message, and the server's peak RSS.
+/// Other connected devices, registered but not subscribed, make a busy node beside a
+/// small topic.
 public struct FanoutBenchmark: Sendable {
     public struct Options: Sendable {
         public var target: BenchTarget
@@ -16,19 +18,28 @@ public struct FanoutBenchmark: Sendable {
         public var serverPID: Int32?
         /// Size of the message's data value (beside a short key naming the benchmark).
         public var payloadBytes: Int
+        /// Connected devices with an app instance of the project that is not subscribed.
+        public var others: Int
 
-        public init(target: BenchTarget, subscribers: Int, connected: Int, serverPID: Int32?, payloadBytes: Int = 0) {
+        public init(
+            target: BenchTarget, subscribers: Int, connected: Int, serverPID: Int32?, payloadBytes: Int = 0,
+            others: Int = 0
+        ) {
             self.target = target
             self.subscribers = subscribers
             self.connected = connected
             self.serverPID = serverPID
             self.payloadBytes = payloadBytes
+            self.others = others
         }
     }
 
     public struct Report: Sendable {
         public var subscribers: Int
         public var connected: Int
+        public var others: Int
+        /// Messages the other devices received: none, as they are not subscribed.
+        public var othersReceived: Int
         public var acceptMilliseconds: Double
         public var connectedReceived: Int
         public var connectedSeconds: Double
@@ -44,6 +55,8 @@ public struct FanoutBenchmark: Sendable {
             .object([
                 (key: "subscribers", value: .number(Double(subscribers))),
                 (key: "connected", value: .number(Double(connected))),
+                (key: "other_connected", value: .number(Double(others))),
+                (key: "other_received", value: .number(Double(othersReceived))),
                 (key: "accept_ms", value: .number((acceptMilliseconds * 100).rounded() / 100)),
                 (key: "connected_received", value: .number(Double(connectedReceived))),
                 (key: "connected_deliveries_per_second", value: .number(connectedPerSecond.rounded())),
@@ -64,8 +77,9 @@ public struct FanoutBenchmark: Sendable {
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
         let projectID = options.target.credentials.projectID
-        progress("registering \(options.subscribers) app instances")
-        let devices = try await options.target.registerInstances(options.subscribers)
+        progress("registering \(options.subscribers + options.others) app instances")
+        let registered = try await options.target.registerInstances(options.subscribers + options.others)
+        let devices = Array(registered.prefix(options.subscribers))
         let accessToken = try await options.target.credentials.accessToken()
         let headers = [
             ("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json"),
@@ -99,18 +113,27 @@ public struct FanoutBenchmark: Sendable {
                 }
             }
         }
-        progress("connecting \(options.connected) devices")
+        progress("connecting \(options.connected + options.others) devices")
         let origin = ContinuousClock.now
         let receipts = Timeline(count: options.connected)
         var channels: [any Channel] = []
+        let online = devices.prefix(options.connected) + registered.suffix(options.others)
+        let othersReceived = Timeline(count: options.others)
         try await withThrowingTaskGroup(of: (any Channel).self) { group in
-            for (index, device) in devices.prefix(options.connected).enumerated() {
+            for (index, device) in online.enumerated() {
                 group.addTask {
                     try await BenchDevice.connect(
                         host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
                         tls: options.target.tls,
                         androidID: device.androidID, securityToken: device.securityToken
-                    ) { _, at in receipts.record(index, (at - origin).nanoseconds) }
+                    ) { _, at in
+                        if index < options.connected {
+                            receipts.record(index, (at - origin).nanoseconds)
+                        } else {
+                            // Not subscribed: nothing should reach them.
+                            othersReceived.record(index - options.connected, (at - origin).nanoseconds)
+                        }
+                    }
                 }
                 if index % 200 == 199 { channels.append(try await group.next()!) }
             }
@@ -149,8 +172,9 @@ public struct FanoutBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(50))
         }
         return Report(
-            subscribers: options.subscribers, connected: options.connected,
-            acceptMilliseconds: (accepted - sent).seconds * 1000, connectedReceived: receipts.count,
+            subscribers: options.subscribers, connected: options.connected, others: options.others,
+            othersReceived: othersReceived.count, acceptMilliseconds: (accepted - sent).seconds * 1000,
+            connectedReceived: receipts.count,
             connectedSeconds: connectedSeconds, allQueuedSeconds: (allQueued - sent).seconds,
             peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes),
             serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })

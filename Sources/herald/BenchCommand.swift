@@ -141,6 +141,8 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its peak RSS and CPU time.")
         var serverPID: Int32?
         @Option(name: .customLong("payload-bytes"), help: "Size of the message's data value.") var payloadBytes = 0
+        @Option(help: "Further connected devices whose app instances are not subscribed (a busy node).")
+        var others = 0
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
@@ -151,10 +153,15 @@ struct BenchCommand: AsyncParsableCommand {
                 let benchmark = FanoutBenchmark(
                     options: .init(
                         target: target, subscribers: subscribers, connected: connected,
-                        serverPID: serverPID ?? server?.pid, payloadBytes: payloadBytes))
+                        serverPID: serverPID ?? server?.pid, payloadBytes: payloadBytes, others: others))
                 return try await BenchOutput.run(json: json, benchmark.run)
             }
             guard let report else { return }
+            if report.others > 0 {
+                print(
+                    "other connected devices, not subscribed: \(report.others), messages they got: \(report.othersReceived)"
+                )
+            }
             print(
                 "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
             )
