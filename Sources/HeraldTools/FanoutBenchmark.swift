@@ -140,6 +140,8 @@ public struct FanoutBenchmark: Sendable {
             for try await channel in group { channels.append(channel) }
         }
         defer { for channel in channels { channel.close(promise: nil) } }
+        progress("waiting for the server to finish the logins")
+        try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
         let before = try await fanoutCounter(headers: headers)
         progress("sending to the topic")
         let payload = String(repeating: "x", count: options.payloadBytes)

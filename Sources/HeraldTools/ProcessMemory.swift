@@ -29,4 +29,22 @@ public enum ProcessCPU {
         guard fields.count > 12, let user = Double(fields[11]), let system = Double(fields[12]) else { return nil }
         return (user + system) / Double(sysconf(Int32(_SC_CLK_TCK)))
     }
+
+    /// Waits until the process is quiet: under 10% of a core over a quarter of a second, for
+    /// at most `limit`; without a process id to watch, waits two seconds. A benchmark calls
+    /// this before its measured step, so that work left over from setting up (the logins
+    /// of thousands of connections just opened) is not measured with it.
+    public static func waitUntilIdle(pid: Int32?, limit: Duration = .seconds(30)) async throws {
+        guard let pid, var previous = seconds(pid: pid) else {
+            try await Task.sleep(for: .seconds(2))
+            return
+        }
+        let deadline = ContinuousClock.now + limit
+        while ContinuousClock.now < deadline {
+            try await Task.sleep(for: .milliseconds(250))
+            guard let now = seconds(pid: pid) else { return }
+            if now - previous < 0.025 { return }
+            previous = now
+        }
+    }
 }
