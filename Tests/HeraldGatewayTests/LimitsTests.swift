@@ -75,6 +75,12 @@ import Testing
                 let info = try await connection.request(.GET, "/iid/info/\(token)", headers: headers, body: [])
                 #expect(info.status == 200)
             }
+            // Both refusals counted alike, under the router's label.
+            let metrics = harness.node.environment.renderMetrics()
+            #expect(
+                metrics.contains(
+                    #"herald_http_requests_total{route="/v1/projects/{project}/messages:send",status="429"} 2"#),
+                "\(metrics.split(separator: "\n").filter { $0.contains("status=\"429\"") })")
         }
     }
 
