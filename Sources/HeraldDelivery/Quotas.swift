@@ -28,12 +28,13 @@ public final class Quotas: Sendable {
         var remote: [Shared: [String: SlidingWindow]] = [:]
         var devices: [String: DeviceWindows] = [:]
         var collapsible: [String: (bucket: TokenBucket, capacity: Int, refill: Int64)] = [:]
-        /// Projects whose downstream sends were refused, until room for one comes back.
-        var refusingUntil: [String: Timestamp] = [:]
         var lastSweep = Timestamp(milliseconds: 0)
     }
 
     private let state = Mutex(State())
+    /// Projects whose downstream sends were refused, until room for one comes back: under
+    /// a lock of its own, as every send asks it before the quota is counted.
+    private let refusingUntil = Mutex<[String: Timestamp]>([:])
     private let metrics: HeraldMetrics?
 
     public init(metrics: HeraldMetrics? = nil) {
@@ -51,7 +52,12 @@ public final class Quotas: Sendable {
     /// Whether the project's downstream sends were refused lately and room for one has not
     /// come back since: one lookup, so that what answers early can ask it of every send.
     public func isRefusingDownstream(projectID: String, now: Timestamp) -> Bool {
-        state.withLock { state in state.refusingUntil[projectID].map { $0 > now } ?? false }
+        refusingUntil.withLock { refusing in
+            guard let until = refusing[projectID] else { return false }
+            if until > now { return true }
+            refusing[projectID] = nil
+            return false
+        }
     }
 
     /// The `QUOTA_EXCEEDED` error one more downstream message of the project would get now,
@@ -68,14 +74,11 @@ public final class Quotas: Sendable {
             defer { state.downstream[project.id] = window }
             var combined = Self.combined(&window, state.remote[.downstream]?[project.id], at: now)
             let wait = combined.wait(toFit: count, limit: limit, at: now)
-            if wait > 0 {
-                state.refusingUntil[project.id] = Timestamp(milliseconds: now.milliseconds + wait)
-            } else if admit {
-                window.add(count, at: now)
-            }
+            if wait == 0, admit { window.add(count, at: now) }
             return wait
         }
         guard wait > 0 else { return nil }
+        refusingUntil.withLock { $0[project.id] = Timestamp(milliseconds: now.milliseconds + wait) }
         metrics?.increment("herald_quota_rejections_total", [("project", project.id), ("quota", "downstream")])
         return HeraldError.quotaExceeded(
             subject: "projects/\(project.id)/downstream-per-minute", retryAfterSeconds: Self.seconds(wait),
@@ -245,7 +248,6 @@ public final class Quotas: Sendable {
             var window = window
             return !window.isEmpty(at: now)
         }
-        state.refusingUntil = state.refusingUntil.filter { _, until in until > now }
         state.topicOperations = state.topicOperations.filter { _, window in
             var window = window
             return !window.isEmpty(at: now)

@@ -38,7 +38,7 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as HeraldError {
-            metrics.increment("herald_errors_total", [("code", error.fcmCode?.rawValue ?? error.canonicalStatus.name)])
+            metrics.countError(error)
             response = try error.response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
@@ -47,8 +47,20 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             metrics.increment("herald_errors_total", [("code", "INTERNAL")])
             response = try HeraldError.internal().response(from: request, context: context)
         }
-        metrics.increment("herald_http_requests_total", [("route", route), ("status", String(response.status.code))])
+        metrics.countAnswer(route: route, status: response.status)
         return response
+    }
+}
+
+extension HeraldMetrics {
+    /// Counts an error answered in FCM's shape, by its code.
+    func countError(_ error: HeraldError) {
+        increment("herald_errors_total", [("code", error.fcmCode?.rawValue ?? error.canonicalStatus.name)])
+    }
+
+    /// Counts an answer by route and status.
+    func countAnswer(route: String, status: HTTPResponse.Status) {
+        increment("herald_http_requests_total", [("route", route), ("status", String(status.code))])
     }
 }
 

@@ -18,9 +18,6 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     public typealias OutboundIn = HTTPResponsePart
     public typealias OutboundOut = HTTPResponsePart
 
-    /// The route label of the send API in `herald_http_requests_total`.
-    static let sendRoute = "/v1/projects/{project}/messages:send"
-
     private let environment: HTTPEnvironment
     /// The refusal to answer once the request's body is in.
     private var refusal: HeraldError?
@@ -71,12 +68,16 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         return environment.quotas.downstreamRefusal(project, now: now)
     }
 
-    /// The project a send API path names: `/v1/projects/{project}/messages:send`.
+    /// The send API's path around its project: `/v1/projects/` and `/messages:send`.
+    private static let (prefix, suffix) = {
+        let parts = SendRoutes.base.split(separator: "{project}", omittingEmptySubsequences: false)
+        return (String(parts[0]), String(parts[1]))
+    }()
+
+    /// The project a send API path names.
     static func sendProject(_ path: String?) -> Substring? {
         guard var path = path?[...] else { return nil }
         if let query = path.firstIndex(of: "?") { path = path[..<query] }
-        let prefix = "/v1/projects/"
-        let suffix = "/messages:send"
         guard path.hasPrefix(prefix), path.hasSuffix(suffix),
             path.utf8.count > prefix.utf8.count + suffix.utf8.count
         else { return nil }
@@ -93,31 +94,20 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         context.write(wrapOutboundOut(.head(HTTPResponse(status: error.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        let metrics = environment.metrics
-        metrics.increment("herald_errors_total", [("code", error.fcmCode?.rawValue ?? error.canonicalStatus.name)])
-        metrics.increment(
-            "herald_http_requests_total", [("route", Self.sendRoute), ("status", String(error.status.code))])
+        environment.metrics.countError(error)
+        environment.metrics.countAnswer(route: SendRoutes.base, status: error.status)
     }
 
     /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as HTTP's `Date` header wants.
     static func httpDate(secondsSinceEpoch seconds: Int64) -> String {
+        let date = CalendarDay(Timestamp(seconds: seconds))
         let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
         let time = seconds - days * 86_400
-        // Civil date from days since 1970-01-01 (proleptic Gregorian calendar).
-        let shifted = days + 719_468
-        let era = (shifted >= 0 ? shifted : shifted - 146_096) / 146_097
-        let dayOfEra = shifted - era * 146_097
-        let yearOfEra = (dayOfEra - dayOfEra / 1_460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
-        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
-        let monthIndex = (5 * dayOfYear + 2) / 153
-        let day = dayOfYear - (153 * monthIndex + 2) / 5 + 1
-        let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
-        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
-        let weekday = ((days % 7) + 11) % 7  // 1970-01-01 was a Thursday
+        let weekday = Int(((days % 7) + 11) % 7)  // 1970-01-01 was a Thursday
         let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
-        func twoDigits(_ value: Int64) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return "\(weekdays[Int(weekday)]), \(twoDigits(day)) \(months[Int(month - 1)]) \(year) "
+        func twoDigits(_ value: some BinaryInteger) -> String { value < 10 ? "0\(value)" : "\(value)" }
+        return "\(weekdays[weekday]), \(twoDigits(date.day)) \(months[date.month - 1]) \(date.year) "
             + "\(twoDigits(time / 3_600)):\(twoDigits(time % 3_600 / 60)):\(twoDigits(time % 60)) GMT"
     }
 }

@@ -3,10 +3,13 @@ import Hummingbird
 
 /// `POST /v1/projects/{project}/messages:send`: the HTTP v1 send API.
 struct SendRoutes {
+    /// The send API's path; also its route label in `herald_http_requests_total`.
+    static let base = "/v1/projects/{project}/messages:send"
+
     let environment: HTTPEnvironment
 
     func register(on router: Router<BasicRequestContext>) {
-        router.post("/v1/projects/:project/messages:send") { request, context in
+        router.post(RouterPath(stringLiteral: Self.base)) { request, context in
             let projectName = try context.parameters.require("project")
             let (_, project) = try await environment.authenticator.authorize(
                 authorization: request.headers[.authorization], projectName: projectName)

@@ -38,7 +38,7 @@ public struct FanoutBenchmark: Sendable {
         public var subscribers: Int
         public var connected: Int
         public var others: Int
-        /// Messages the other devices received: none, as they are not subscribed.
+        /// How many of the other devices received a message: none should, as they are not subscribed.
         public var othersReceived: Int
         public var acceptMilliseconds: Double
         public var connectedReceived: Int
