@@ -241,7 +241,7 @@ public final class SQLiteStore: HeraldStore {
     public func createProject(_ project: Project, firstKey: ServiceAccountKey) async throws {
         let settings = try StoreCoding.encode(project.settings)
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
                     VALUES (?, ?, ?, ?, ?, ?)
@@ -256,21 +256,21 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func project(id: String) async throws -> Project? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM projects WHERE id = ?", arguments: [id]).map(Self.project)
+        try read { db in
+            try Row.fetchOne(cached: db, sql: "SELECT * FROM projects WHERE id = ?", arguments: [id]).map(Self.project)
         }
     }
 
     public func projects() async throws -> [Project] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM projects ORDER BY id").map(Self.project)
+        try read { db in
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM projects ORDER BY id").map(Self.project)
         }
     }
 
     public func updateSettings(_ settings: ProjectSettings, projectID: String) async throws -> Bool {
         let encoded = try StoreCoding.encode(settings)
         return try await write { db in
-            try db.execute(sql: "UPDATE projects SET settings = ? WHERE id = ?", arguments: [encoded, projectID])
+            try db.executeCached(sql: "UPDATE projects SET settings = ? WHERE id = ?", arguments: [encoded, projectID])
             guard db.changesCount > 0 else { return false }
             try Self.bumpRevision(db)
             return true
@@ -279,7 +279,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func deleteProject(id: String) async throws -> Bool {
         try await write { db in
-            try db.execute(sql: "DELETE FROM projects WHERE id = ?", arguments: [id])
+            try db.executeCached(sql: "DELETE FROM projects WHERE id = ?", arguments: [id])
             guard db.changesCount > 0 else { return false }
             try Self.bumpRevision(db)
             return true
@@ -290,7 +290,9 @@ public final class SQLiteStore: HeraldStore {
 
     public func addServiceAccountKey(_ key: ServiceAccountKey) async throws {
         try await write { db in
-            guard try Bool.fetchOne(db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [key.projectID]) != nil
+            guard
+                try Bool.fetchOne(cached: db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [key.projectID])
+                    != nil
             else { throw StoreError.notFound("project \(key.projectID)") }
             try Self.insert(key, db)
             try Self.bumpRevision(db)
@@ -298,30 +300,31 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func serviceAccountKey(id: String) async throws -> ServiceAccountKey? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM service_account_keys WHERE id = ?", arguments: [id])
+        try read { db in
+            try Row.fetchOne(cached: db, sql: "SELECT * FROM service_account_keys WHERE id = ?", arguments: [id])
                 .map(Self.key)
         }
     }
 
     public func serviceAccountKeys(projectID: String) async throws -> [ServiceAccountKey] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM service_account_keys WHERE project_id = ? ORDER BY created_at, id",
+                cached: db, sql: "SELECT * FROM service_account_keys WHERE project_id = ? ORDER BY created_at, id",
                 arguments: [projectID]
             ).map(Self.key)
         }
     }
 
     public func allServiceAccountKeys() async throws -> [ServiceAccountKey] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM service_account_keys ORDER BY created_at, id").map(Self.key)
+        try read { db in
+            try Row.fetchAll(cached: db, sql: "SELECT * FROM service_account_keys ORDER BY created_at, id").map(
+                Self.key)
         }
     }
 
     public func revokeServiceAccountKey(id: String, at time: Timestamp) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE service_account_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL",
                 arguments: [time.milliseconds, id])
             guard db.changesCount > 0 else { return false }
@@ -331,8 +334,8 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func credentialsRevision() async throws -> Int64 {
-        try await pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'credentials_revision'") ?? 0
+        try read { db in
+            try Int64.fetchOne(cached: db, sql: "SELECT value FROM counters WHERE name = 'credentials_revision'") ?? 0
         }
     }
 
@@ -340,12 +343,13 @@ public final class SQLiteStore: HeraldStore {
 
     public func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8] {
         try await write { db in
-            if let existing = try Data.fetchOne(db, sql: "SELECT value FROM secrets WHERE name = ?", arguments: [name])
+            if let existing = try Data.fetchOne(
+                cached: db, sql: "SELECT value FROM secrets WHERE name = ?", arguments: [name])
             {
                 return Array(existing)
             }
             let value = make()
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO secrets (name, value) VALUES (?, ?)", arguments: [name, Data(value)])
             return value
         }
@@ -358,7 +362,7 @@ public final class SQLiteStore: HeraldStore {
     ) async throws -> [Enqueued] {
         try await write { db in
             for message in messages {
-                try db.execute(
+                try db.executeCached(
                     sql: """
                         INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -430,10 +434,14 @@ public final class SQLiteStore: HeraldStore {
         _ body: (Row) throws -> Void
     ) throws {
         for start in stride(from: 0, to: values.count, by: 500) {
-            let chunk: [any DatabaseValueConvertible] = Array(values[start..<min(start + 500, values.count)])
-            let marks = Array(repeating: "?", count: chunk.count).joined(separator: ", ")
+            var chunk: [any DatabaseValueConvertible] = Array(values[start..<min(start + 500, values.count)])
+            // Lists are padded with their last value to a power of two (or 500), so that a
+            // statement compiled once serves every list of its size class.
+            let size = min(500, 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount))
+            chunk += Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
+            let marks = Array(repeating: "?", count: size).joined(separator: ", ")
             for row in try Row.fetchAll(
-                db, sql: sql.replacingOccurrences(of: "IN (?)", with: "IN (\(marks))"),
+                cached: db, sql: sql.replacingOccurrences(of: "IN (?)", with: "IN (\(marks))"),
                 arguments: StatementArguments(before + chunk + after))
             {
                 try body(row)
@@ -501,7 +509,7 @@ public final class SQLiteStore: HeraldStore {
 
     private static func record(_ stats: [DeliveryStat], _ db: Database) throws {
         for (key, counter, amount) in StoreCoding.totals(stats) {
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO delivery_stats (project_id, day, app_id, label, counter, value)
                     VALUES (?, ?, ?, ?, ?, ?)
@@ -531,8 +539,8 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func message(id: String) async throws -> StoredMessage? {
-        try await pool.read { db in
-            try Row.fetchOne(db, sql: "SELECT * FROM messages WHERE id = ?", arguments: [id]).map { row in
+        try read { db in
+            try Row.fetchOne(cached: db, sql: "SELECT * FROM messages WHERE id = ?", arguments: [id]).map { row in
                 StoredMessage(
                     id: row["id"], projectID: row["project_id"], targetKind: row["target_kind"], target: row["target"],
                     body: row["body"], createdAt: Timestamp(milliseconds: row["created_at"]),
@@ -542,8 +550,9 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func messageCount(projectID: String) async throws -> Int {
-        try await pool.read { db in
-            try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM messages WHERE project_id = ?", arguments: [projectID]) ?? 0
+        try read { db in
+            try Int.fetchOne(
+                cached: db, sql: "SELECT COUNT(*) FROM messages WHERE project_id = ?", arguments: [projectID]) ?? 0
         }
     }
 
@@ -551,7 +560,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func createDevice(_ device: Device) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO devices (android_id, security_token, created_at) VALUES (?, ?, ?)",
                 arguments: [
                     Int64(bitPattern: device.androidID), Int64(bitPattern: device.securityToken),
@@ -561,9 +570,9 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func device(androidID: UInt64) async throws -> Device? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM devices WHERE android_id = ?", arguments: [Int64(bitPattern: androidID)]
+                cached: db, sql: "SELECT * FROM devices WHERE android_id = ?", arguments: [Int64(bitPattern: androidID)]
             ).map { row in
                 Device(
                     androidID: UInt64(bitPattern: row["android_id"]),
@@ -576,7 +585,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func createRegistration(_ registration: Registration) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO registrations (token, kind, project_id, sender, app_id, subtype, platform, android_id,
                         installation_id, p256dh, auth, coding, created_at)
@@ -593,18 +602,19 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func registration(token: String) async throws -> Registration? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ?", arguments: [token]
+                cached: db, sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ?",
+                arguments: [token]
             )
             .map(Self.registration)
         }
     }
 
     public func registration(installationID: String, projectID: String) async throws -> Registration? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(
-                db,
+                cached: db,
                 sql: """
                     SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND installation_id = ?
                     ORDER BY created_at DESC, token DESC LIMIT 1
@@ -615,9 +625,9 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func registrations(androidID: UInt64) async throws -> [Registration] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
-                db,
+                cached: db,
                 sql:
                     "SELECT \(Self.registrationColumns) FROM registrations WHERE android_id = ? AND deleted_at IS NULL ORDER BY token",
                 arguments: [Int64(bitPattern: androidID)]
@@ -629,24 +639,24 @@ public final class SQLiteStore: HeraldStore {
         try await write { db in
             guard
                 let row = try Row.fetchOne(
-                    db,
+                    cached: db,
                     sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ? AND deleted_at IS NULL",
                     arguments: [token])
             else { return nil }
             var registration = Self.registration(row)
             registration.deletedAt = time
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
             let device = Int64(bitPattern: registration.androidID)
             let discarded = try Row.fetchAll(
-                db,
+                cached: db,
                 sql: """
                     SELECT \(Self.queueColumns) FROM device_queue
                     WHERE android_id = ? AND token = ? AND deleted_count = 0
                     """,
                 arguments: [device, token]
             ).map(Self.queued)
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM device_queue WHERE android_id = ? AND token = ?", arguments: [device, token])
             try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
             return registration
@@ -655,7 +665,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func lastConnections(androidIDs: [UInt64]) async throws -> [UInt64: Timestamp?] {
         guard !androidIDs.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try read { db in
             var result: [UInt64: Timestamp?] = [:]
             try Self.forEachRow(
                 db, "SELECT android_id, last_connected_at FROM devices WHERE android_id IN (?)",
@@ -669,7 +679,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func recordConnection(androidID: UInt64, at time: Timestamp) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "UPDATE devices SET last_connected_at = ? WHERE android_id = ?",
                 arguments: [time.milliseconds, Int64(bitPattern: androidID)])
         }
@@ -677,7 +687,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func saveInstallation(_ installation: Installation) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT OR REPLACE INTO installations (project_id, fid, app_id, refresh_token, created_at)
                     VALUES (?, ?, ?, ?, ?)
@@ -690,9 +700,10 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func installation(fid: String, projectID: String) async throws -> Installation? {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchOne(
-                db, sql: "SELECT * FROM installations WHERE project_id = ? AND fid = ?", arguments: [projectID, fid]
+                cached: db, sql: "SELECT * FROM installations WHERE project_id = ? AND fid = ?",
+                arguments: [projectID, fid]
             ).map { row in
                 Installation(
                     fid: row["fid"], projectID: row["project_id"], appID: row["app_id"],
@@ -718,9 +729,9 @@ public final class SQLiteStore: HeraldStore {
     private func pending(androidID: UInt64, after sequence: Int64, limit: Int, now: Timestamp, highPriorityOnly: Bool)
         async throws -> [QueuedMessage]
     {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
-                db,
+                cached: db,
                 sql: """
                     SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND sequence > ? AND expires_at > ?
                     \(highPriorityOnly ? "AND is_high_priority = 1" : "")
@@ -759,16 +770,16 @@ public final class SQLiteStore: HeraldStore {
 
     public func deleteExpired(now: Timestamp, limit: Int) async throws -> Int {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= ? LIMIT ?)",
                 arguments: [now.milliseconds, limit])
             let expired = try Row.fetchAll(
-                db,
+                cached: db,
                 sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
                 arguments: [now.milliseconds, limit]
             ).map(Self.queued)
             for entry in expired {
-                try db.execute(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
+                try db.executeCached(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
             }
             try Self.record(expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) }, db)
             return expired.count
@@ -783,9 +794,9 @@ public final class SQLiteStore: HeraldStore {
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
         async throws -> [DeliveryReportRow]
     {
-        try await pool.read { db in
+        try read { db in
             let counters = try Row.fetchAll(
-                db,
+                cached: db,
                 sql: """
                     SELECT day, app_id, label, counter, value FROM delivery_stats
                     WHERE project_id = ? AND day >= ? AND day <= ? \(appID == nil ? "" : "AND app_id = ?")
@@ -794,7 +805,7 @@ public final class SQLiteStore: HeraldStore {
                     [projectID, from.description, through.description] + (appID.map { [$0] } ?? []))
             ).map { StoreCoding.CounterRow(day: $0[0], appID: $0[1], label: $0[2], counter: $0[3], value: $0[4]) }
             let queued = try Row.fetchAll(
-                db,
+                cached: db,
                 sql: """
                     SELECT created_at, app_id, analytics_label FROM device_queue
                     WHERE project_id = ? AND deleted_count = 0 \(appID == nil ? "" : "AND app_id = ?")
@@ -807,9 +818,9 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func queuedCount(androidID: UInt64) async throws -> Int {
-        try await pool.read { db in
+        try read { db in
             try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM device_queue WHERE android_id = ?",
+                cached: db, sql: "SELECT COUNT(*) FROM device_queue WHERE android_id = ?",
                 arguments: [Int64(bitPattern: androidID)]
             ) ?? 0
         }
@@ -820,18 +831,19 @@ public final class SQLiteStore: HeraldStore {
     public func subscribe(_ subscription: TopicSubscription, limit: Int) async throws -> Bool {
         try await write { db in
             if try Bool.fetchOne(
-                db, sql: "SELECT 1 FROM topic_subscriptions WHERE token = ? AND topic = ?",
+                cached: db, sql: "SELECT 1 FROM topic_subscriptions WHERE token = ? AND topic = ?",
                 arguments: [subscription.token, subscription.topic]) != nil
             {
                 return false
             }
             let count =
                 try Int.fetchOne(
-                    db, sql: "SELECT COUNT(*) FROM topic_subscriptions WHERE token = ?", arguments: [subscription.token]
+                    cached: db, sql: "SELECT COUNT(*) FROM topic_subscriptions WHERE token = ?",
+                    arguments: [subscription.token]
                 )
                 ?? 0
             guard count < limit else { throw StoreError.limit("topics per token") }
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO topic_subscriptions (token, topic, project_id, created_at) VALUES (?, ?, ?, ?)",
                 arguments: [
                     subscription.token, subscription.topic, subscription.projectID, subscription.createdAt.milliseconds,
@@ -842,16 +854,16 @@ public final class SQLiteStore: HeraldStore {
 
     public func unsubscribe(token: String, topic: String) async throws -> Bool {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "DELETE FROM topic_subscriptions WHERE token = ? AND topic = ?", arguments: [token, topic])
             return db.changesCount > 0
         }
     }
 
     public func subscriptions(token: String) async throws -> [TopicSubscription] {
-        try await pool.read { db in
+        try read { db in
             try Row.fetchAll(
-                db, sql: "SELECT * FROM topic_subscriptions WHERE token = ? ORDER BY topic", arguments: [token]
+                cached: db, sql: "SELECT * FROM topic_subscriptions WHERE token = ? ORDER BY topic", arguments: [token]
             ).map { row in
                 TopicSubscription(
                     projectID: row["project_id"], token: row["token"], topic: row["topic"],
@@ -862,7 +874,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func topics(ofTokens tokens: [String]) async throws -> [String: Set<String>] {
         guard !tokens.isEmpty else { return [:] }
-        return try await pool.read { db in
+        return try read { db in
             var result: [String: Set<String>] = [:]
             try Self.forEachRow(db, "SELECT token, topic FROM topic_subscriptions WHERE token IN (?)", of: tokens) {
                 row in
@@ -875,12 +887,12 @@ public final class SQLiteStore: HeraldStore {
     public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
         -> [Registration]
     {
-        try await pool.read { db in
+        try read { db in
             if let topics {
                 guard !topics.isEmpty else { return [] }
                 let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
                 return try Row.fetchAll(
-                    db,
+                    cached: db,
                     sql: """
                         SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
                             SELECT DISTINCT token FROM topic_subscriptions
@@ -893,7 +905,7 @@ public final class SQLiteStore: HeraldStore {
                 ).map(Self.registration)
             }
             return try Row.fetchAll(
-                db,
+                cached: db,
                 sql: """
                     SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
                     AND token > ? ORDER BY token LIMIT ?
@@ -905,7 +917,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) async throws -> [Registration] {
         if topics?.isEmpty == true { return [] }
-        return try await pool.read { db in
+        return try read { db in
             var sql = """
                 SELECT \(Self.registrationColumns) FROM registrations
                 WHERE +project_id = ? AND kind = 'app' AND deleted_at IS NULL AND android_id IN (?)
@@ -933,7 +945,7 @@ public final class SQLiteStore: HeraldStore {
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
         let (kind, audience) = StoreCoding.encode(job.audience)
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
                     VALUES (?, ?, ?, ?, ?, ?, ?)
@@ -942,7 +954,7 @@ public final class SQLiteStore: HeraldStore {
                     message.id, message.projectID, message.targetKind, message.target, message.body,
                     message.createdAt.milliseconds, message.expiresAt.milliseconds,
                 ])
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     INSERT INTO fanouts (message_id, project_id, audience_kind, audience, body, created_at, expires_at,
                         state, cursor, delivered)
@@ -957,21 +969,23 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func unfinishedFanouts() async throws -> [FanoutJob] {
-        try await pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM fanouts WHERE state != 'done' ORDER BY created_at, message_id")
-                .compactMap { row in
-                    guard let audience = StoreCoding.decodeAudience(row["audience_kind"], row["audience"]) else {
-                        return nil
-                    }
-                    return FanoutJob(
-                        messageID: row["message_id"], projectID: row["project_id"], audience: audience,
-                        body: row["body"],
-                        createdAt: Timestamp(milliseconds: row["created_at"]),
-                        expiresAt: Timestamp(milliseconds: row["expires_at"]),
-                        state: FanoutJob.State(rawValue: row["state"]) ?? .queued,
-                        firstDevices: StoreCoding.decodeDevices(row["first_devices"]), firstDone: row["first_done"],
-                        cursor: row["cursor"], delivered: row["delivered"])
+        try read { db in
+            try Row.fetchAll(
+                cached: db, sql: "SELECT * FROM fanouts WHERE state != 'done' ORDER BY created_at, message_id"
+            )
+            .compactMap { row in
+                guard let audience = StoreCoding.decodeAudience(row["audience_kind"], row["audience"]) else {
+                    return nil
                 }
+                return FanoutJob(
+                    messageID: row["message_id"], projectID: row["project_id"], audience: audience,
+                    body: row["body"],
+                    createdAt: Timestamp(milliseconds: row["created_at"]),
+                    expiresAt: Timestamp(milliseconds: row["expires_at"]),
+                    state: FanoutJob.State(rawValue: row["state"]) ?? .queued,
+                    firstDevices: StoreCoding.decodeDevices(row["first_devices"]), firstDone: row["first_done"],
+                    cursor: row["cursor"], delivered: row["delivered"])
+            }
         }
     }
 
@@ -981,7 +995,7 @@ public final class SQLiteStore: HeraldStore {
     ) async throws -> [Enqueued] {
         try await write { db in
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
-            try db.execute(
+            try db.executeCached(
                 sql: """
                     UPDATE fanouts SET first_done = ?, cursor = ?, delivered = delivered + ?, state = ?
                     WHERE message_id = ?
@@ -995,12 +1009,12 @@ public final class SQLiteStore: HeraldStore {
 
     public func startFanout(messageID: String, firstDevices: [UInt64]) async throws -> [UInt64] {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql:
                     "UPDATE fanouts SET state = 'running', first_devices = ? WHERE message_id = ? AND state = 'queued'",
                 arguments: [StoreCoding.encode(devices: firstDevices), messageID])
             let stored = try String.fetchOne(
-                db, sql: "SELECT first_devices FROM fanouts WHERE message_id = ?", arguments: [messageID])
+                cached: db, sql: "SELECT first_devices FROM fanouts WHERE message_id = ?", arguments: [messageID])
             return StoreCoding.decodeDevices(stored ?? "")
         }
     }
@@ -1009,7 +1023,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func createDeviceGroup(_ group: DeviceGroup) async throws {
         try await write { db in
-            try db.execute(
+            try db.executeCached(
                 sql: "INSERT INTO device_groups (notification_key, project_id, name, members) VALUES (?, ?, ?, ?)",
                 arguments: [
                     group.notificationKey, group.projectID, group.name, StoreCoding.encode(members: group.members),
@@ -1018,7 +1032,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func deviceGroup(projectID: String, name: String?, notificationKey: String?) async throws -> DeviceGroup? {
-        try await pool.read { db in
+        try read { db in
             var sql = "SELECT * FROM device_groups WHERE project_id = ?"
             var arguments: [any DatabaseValueConvertible] = [projectID]
             if let name {
@@ -1029,7 +1043,8 @@ public final class SQLiteStore: HeraldStore {
                 sql += " AND notification_key = ?"
                 arguments.append(notificationKey)
             }
-            return try Row.fetchOne(db, sql: sql + " LIMIT 1", arguments: StatementArguments(arguments)).map { row in
+            return try Row.fetchOne(cached: db, sql: sql + " LIMIT 1", arguments: StatementArguments(arguments)).map {
+                row in
                 DeviceGroup(
                     projectID: row["project_id"], name: row["name"], notificationKey: row["notification_key"],
                     members: StoreCoding.decodeMembers(row["members"]))
@@ -1040,11 +1055,11 @@ public final class SQLiteStore: HeraldStore {
     public func updateDeviceGroup(projectID: String, notificationKey: String, members: [String]) async throws {
         try await write { db in
             if members.isEmpty {
-                try db.execute(
+                try db.executeCached(
                     sql: "DELETE FROM device_groups WHERE project_id = ? AND notification_key = ?",
                     arguments: [projectID, notificationKey])
             } else {
-                try db.execute(
+                try db.executeCached(
                     sql: "UPDATE device_groups SET members = ? WHERE project_id = ? AND notification_key = ?",
                     arguments: [StoreCoding.encode(members: members), projectID, notificationKey])
             }
@@ -1053,6 +1068,13 @@ public final class SQLiteStore: HeraldStore {
     }
 
     // MARK: Helpers
+
+    /// Runs a read transaction on the calling thread. GRDB's asynchronous read hops to a
+    /// reader's dispatch queue and back, two thread switches that cost more CPU than the
+    /// look-ups most reads are; a synchronous read on an idle reader runs where it is called.
+    private func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.read(body)
+    }
 
     /// Runs a write transaction, turning constraint failures into `StoreError.conflict`
     /// and a missing parent row into `StoreError.notFound`.
@@ -1068,7 +1090,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     private static func insert(_ key: ServiceAccountKey, _ db: Database) throws {
-        try db.execute(
+        try db.executeCached(
             sql: """
                 INSERT INTO service_account_keys (id, project_id, client_email, public_key_pem, created_at, revoked_at)
                 VALUES (?, ?, ?, ?, ?, ?)
@@ -1080,7 +1102,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     private static func bumpRevision(_ db: Database) throws {
-        try db.execute(sql: "UPDATE counters SET value = value + 1 WHERE name = 'credentials_revision'")
+        try db.executeCached(sql: "UPDATE counters SET value = value + 1 WHERE name = 'credentials_revision'")
     }
 
     private static func project(_ row: Row) throws -> Project {
@@ -1117,5 +1139,37 @@ public final class SQLiteStore: HeraldStore {
             id: row["id"], projectID: row["project_id"], clientEmail: row["client_email"],
             publicKeyPEM: row["public_key_pem"], createdAt: Timestamp(milliseconds: row["created_at"]),
             revokedAt: (row["revoked_at"] as Int64?).map { Timestamp(milliseconds: $0) })
+    }
+}
+
+/// Statements compiled once per connection and kept. Compiling is a good part of a short
+/// statement's cost (GRDB also walks every column the statement reads to learn what it
+/// touches), and Herald's statements are few: the SQL of each call is fixed, or one of a
+/// few shapes.
+extension Database {
+    fileprivate func executeCached(sql: String, arguments: StatementArguments = StatementArguments()) throws {
+        try cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+}
+
+extension Row {
+    fileprivate static func fetchAll(
+        cached db: Database, sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> [Row] {
+        try fetchAll(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+
+    fileprivate static func fetchOne(
+        cached db: Database, sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> Row? {
+        try fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+}
+
+extension DatabaseValueConvertible {
+    fileprivate static func fetchOne(
+        cached db: Database, sql: String, arguments: StatementArguments = StatementArguments()
+    ) throws -> Self? {
+        try fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
     }
 }

@@ -76,6 +76,33 @@ import Testing
         #expect(try await store.audience(projectID: "alpha-project", topics: [], androidIDs: [42]).isEmpty)
     }
 
+    /// Look-ups by a list of devices or tokens answer each match once, whatever the list's
+    /// length (the SQLite store pads lists to a few sizes and splits them past 500).
+    @Test(arguments: Backend.allCases)
+    func T3_listsOfEveryLengthAreReadWhole(_ backend: Backend) async throws {
+        let store = try await prepared(backend, tokens: [])
+        let devices: [UInt64] = (1...777).map { 1_000 + $0 }
+        for id in devices {
+            try await store.createDevice(Device(androidID: id, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+            try await store.createRegistration(sampleRegistration("r\(id)", device: id))
+            _ = try await store.subscribe(subscription("r\(id)", "news"), limit: 10)
+        }
+        for id in devices where id % 2 == 0 {
+            try await store.recordConnection(androidID: id, at: Timestamp(seconds: 7))
+        }
+        for count in [1, 3, 5, 64, 300, 500, 501, 777] {
+            let some = Array(devices.prefix(count))
+            let connections = try await store.lastConnections(androidIDs: some)
+            let connected = connections.compactMapValues { $0 }
+            #expect(Set(connected.keys) == Set(some.filter { $0 % 2 == 0 }))
+            #expect(connected.values.allSatisfy { $0 == Timestamp(seconds: 7) })
+            let audience = try await store.audience(projectID: "alpha-project", topics: ["news"], androidIDs: some)
+            #expect(audience.map(\.token) == some.map { "r\($0)" }.sorted())
+            let topics = try await store.topics(ofTokens: some.map { "r\($0)" })
+            #expect(topics.count == count && topics.values.allSatisfy { $0 == ["news"] })
+        }
+    }
+
     @Test(arguments: Backend.allCases)
     func fanoutPagesMoveTheCursorWithTheirQueueEntries(_ backend: Backend) async throws {
         let store = try await prepared(backend, tokens: ["t1"])
