@@ -51,12 +51,19 @@ public enum Base64URL {
     /// canonical form (the unused bits of the last character must be zero), so that a
     /// changed character can never decode to the same bytes.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        // One contiguous copy, read as bytes: walking a generic string's UTF-8 view from
+        // another module costs a call per byte.
+        var contiguous = String(text)
+        return contiguous.withUTF8 { decode(utf8: $0) }
+    }
+
+    private static func decode(utf8 text: UnsafeBufferPointer<UInt8>) -> [UInt8]? {
         var output: [UInt8] = []
-        output.reserveCapacity(text.utf8.count * 3 / 4)
+        output.reserveCapacity(text.count * 3 / 4)
         var buffer: UInt32 = 0
         var bits = 0
         var padding = 0
-        for byte in text.utf8 {
+        for byte in text {
             if byte == UInt8(ascii: "=") {
                 padding += 1
                 continue

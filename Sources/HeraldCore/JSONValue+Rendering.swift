@@ -43,27 +43,44 @@ extension JSONValue {
         return String(n)
     }
 
-    /// Appends a JSON string literal, escaping what RFC 8259 requires.
+    /// Appends a JSON string literal, escaping what RFC 8259 requires. Runs that need no
+    /// escape are copied whole: only ASCII bytes are ever escaped, and no byte of a
+    /// multi-byte UTF-8 sequence is ASCII, so a run starts and ends on a scalar boundary.
+    /// Runs are cut from the scalar view, whose bounds need scalar alignment only: `\r\n`,
+    /// or a quote followed by a combining mark, is one character cut in two.
     public static func renderString(_ s: String, into output: inout String) {
         output += "\""
-        for scalar in s.unicodeScalars {
-            switch scalar {
-            case "\"": output += "\\\""
-            case "\\": output += "\\\\"
-            case "\n": output += "\\n"
-            case "\r": output += "\\r"
-            case "\t": output += "\\t"
-            case "\u{08}": output += "\\b"
-            case "\u{0C}": output += "\\f"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    output += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    output.unicodeScalars.append(scalar)
-                }
+        let utf8 = s.utf8
+        let scalars = s.unicodeScalars
+        var run = utf8.startIndex
+        var index = run
+        while index != utf8.endIndex {
+            let byte = utf8[index]
+            guard byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") else {
+                utf8.formIndex(after: &index)
+                continue
             }
+            output += Substring(scalars[run..<index])
+            output += escaped(byte)
+            utf8.formIndex(after: &index)
+            run = index
         }
+        output += Substring(scalars[run..<index])
         output += "\""
+    }
+
+    private static func escaped(_ byte: UInt8) -> String {
+        switch byte {
+        case UInt8(ascii: "\""): return "\\\""
+        case UInt8(ascii: "\\"): return "\\\\"
+        case UInt8(ascii: "\n"): return "\\n"
+        case UInt8(ascii: "\r"): return "\\r"
+        case UInt8(ascii: "\t"): return "\\t"
+        case 0x08: return "\\b"
+        case 0x0C: return "\\f"
+        default:
+            let hex = String(byte, radix: 16)
+            return "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+        }
     }
 }

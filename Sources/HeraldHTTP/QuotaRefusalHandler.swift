@@ -75,14 +75,18 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     }()
 
     /// The project a send API path names.
+    /// Compared as bytes: `hasPrefix` and `count` on strings work by characters.
     static func sendProject(_ path: String?) -> Substring? {
-        guard var path = path?[...] else { return nil }
-        if let query = path.firstIndex(of: "?") { path = path[..<query] }
-        guard path.hasPrefix(prefix), path.hasSuffix(suffix),
-            path.utf8.count > prefix.utf8.count + suffix.utf8.count
+        guard let path else { return nil }
+        let utf8 = path.utf8
+        let end = utf8.firstIndex(of: UInt8(ascii: "?")) ?? utf8.endIndex
+        let bytes = utf8[..<end]
+        guard bytes.count > prefix.utf8.count + suffix.utf8.count, bytes.starts(with: prefix.utf8),
+            bytes.reversed().starts(with: suffix.utf8.reversed())
         else { return nil }
-        let name = path.dropFirst(prefix.count).dropLast(suffix.count)
-        return name.contains("/") ? nil : name
+        let name = path[
+            utf8.index(bytes.startIndex, offsetBy: prefix.utf8.count)..<utf8.index(end, offsetBy: -suffix.utf8.count)]
+        return name.utf8.contains(UInt8(ascii: "/")) ? nil : name
     }
 
     private func answer(_ error: HeraldError, context: ChannelHandlerContext) {

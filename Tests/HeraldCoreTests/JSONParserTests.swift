@@ -38,8 +38,15 @@ import Testing
         }
     }
 
-    @Test func escapesControlCharactersWhenRendering() {
+    @Test func escapesControlCharactersWhenRendering() throws {
         #expect(JSONValue.string("a\u{01}b\tc").rendered == #""a\u0001b\tc""#)
+        // `\r\n` is one character, and so is a quote followed by a combining mark: escaping
+        // must still cut inside them.
+        #expect(Array(JSONValue.string("x\r\ny").rendered.utf8) == Array(#""x\r\ny""#.utf8))
+        #expect(Array(JSONValue.string("\"\u{301}é😀\\").rendered.utf8) == Array("\"\\\"\u{301}é😀\\\\\"".utf8))
+        for text in ["", "plain", "\u{1F}", "é\r\n\"", "😀\u{0}😀", "\"\"", "\\\u{301}\n\u{301}"] {
+            #expect(try JSONParser.parse(JSONValue.string(text).rendered) == .string(text))
+        }
     }
 }
 
