@@ -4,6 +4,8 @@ import HummingbirdTesting
 import Testing
 import _CryptoExtras
 
+@testable import HeraldHTTP
+
 /// `POST /token`: the JWT-bearer grant as google-auth performs it (SEMANTICS C4).
 @Suite struct TokenEndpointTests {
     @Test func C4_aGoodAssertionGetsAnHourLongBearerToken() async throws {
@@ -139,5 +141,35 @@ import _CryptoExtras
         let body = try response.json()
         #expect(body["error"] == .string(code), sourceLocation: sourceLocation)
         #expect(body["error_description"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
+    }
+}
+
+/// Access and installation tokens: only the server that signed one, unchanged, within its
+/// lifetime and for its purpose, accepts it (SEMANTICS C4).
+@Suite struct AccessTokenTests {
+    let tokens = AccessTokens(secret: Array(repeating: 7, count: 32))
+    let caller = Caller(projectID: "alpha-project", keyID: "k1")
+    let now = Timestamp(seconds: 1_000_000)
+
+    @Test func C4_aTokenIsAcceptedUnchangedUntilItExpires() {
+        let token = tokens.issue(for: caller, now: now)
+        #expect(tokens.verify(token, now: now) == caller)
+        #expect(tokens.verify(token, now: now.adding(milliseconds: 3_599_000)) == caller)
+        #expect(tokens.verify(token, now: now.adding(milliseconds: 3_600_000)) == nil)
+        #expect(AccessTokens(secret: Array(repeating: 8, count: 32)).verify(token, now: now) == nil)
+        #expect(tokens.verifyInstallationToken(token, now: now) == nil)
+        let installation = tokens.issueInstallationToken(projectID: "alpha-project", fid: "fid-1", now: now)
+        #expect(tokens.verifyInstallationToken(installation, now: now)?.fid == "fid-1")
+        #expect(tokens.verify(installation, now: now) == nil)
+    }
+
+    @Test func C4_everyChangedCharacterIsRefused() {
+        let token = Array(tokens.issue(for: caller, now: now).utf8)
+        for position in token.indices {
+            var changed = token
+            changed[position] = changed[position] == UInt8(ascii: "A") ? UInt8(ascii: "B") : UInt8(ascii: "A")
+            #expect(tokens.verify(String(decoding: changed, as: UTF8.self), now: now) == nil)
+        }
+        #expect(tokens.verify(String(decoding: token.dropLast(), as: UTF8.self), now: now) == nil)
     }
 }
