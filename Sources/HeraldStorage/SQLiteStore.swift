@@ -431,7 +431,7 @@ public final class SQLiteStore: HeraldStore {
     private static func forEachRow(
         _ db: Database, _ sql: String, before: [any DatabaseValueConvertible] = [],
         of values: [some DatabaseValueConvertible], after: [any DatabaseValueConvertible] = [],
-        _ body: (Row) throws -> Void
+        _ body: (ColumnReader) throws -> Void
     ) throws {
         for start in stride(from: 0, to: values.count, by: 500) {
             var chunk: [any DatabaseValueConvertible] = Array(values[start..<min(start + 500, values.count)])
@@ -440,12 +440,9 @@ public final class SQLiteStore: HeraldStore {
             let size = min(500, 1 << (Int.bitWidth - (chunk.count - 1).leadingZeroBitCount))
             chunk += Array(repeating: chunk[chunk.count - 1], count: size - chunk.count)
             let marks = Array(repeating: "?", count: size).joined(separator: ", ")
-            for row in try Row.fetchAll(
-                cached: db, sql: sql.replacingOccurrences(of: "IN (?)", with: "IN (\(marks))"),
-                arguments: StatementArguments(before + chunk + after))
-            {
-                try body(row)
-            }
+            try db.forEachCached(
+                sql: sql.replacingOccurrences(of: "IN (?)", with: "IN (\(marks))"),
+                arguments: StatementArguments(before + chunk + after), body)
         }
     }
 
@@ -529,13 +526,13 @@ public final class SQLiteStore: HeraldStore {
     /// reading every pending message's payload for each new one.
     static let admissionColumns = queueColumns.replacingOccurrences(of: "stanza,", with: "X'' AS stanza,")
 
-    private static func queued(_ row: Row) -> QueuedMessage {
+    private static func queued(_ row: ColumnReader) -> QueuedMessage {
         QueuedMessage(
-            sequence: row[0], androidID: UInt64(bitPattern: row[1]), token: row[2], persistentID: row[3],
-            messageID: row[4], projectID: row[5], stanza: Array(row[6] as Data),
-            createdAt: Timestamp(milliseconds: row[7]),
-            expiresAt: Timestamp(milliseconds: row[8]), collapseKey: row[9], isHighPriority: row[10], appID: row[11],
-            analyticsLabel: row[12], deletedCount: row[13])
+            sequence: row.int64(0), androidID: UInt64(bitPattern: row.int64(1)), token: row.text(2),
+            persistentID: row.text(3), messageID: row.text(4), projectID: row.text(5), stanza: row.bytes(6) ?? [],
+            createdAt: Timestamp(milliseconds: row.int64(7)), expiresAt: Timestamp(milliseconds: row.int64(8)),
+            collapseKey: row.optionalText(9), isHighPriority: row.int64(10) != 0, appID: row.text(11),
+            analyticsLabel: row.text(12), deletedCount: Int(row.int64(13)))
     }
 
     public func message(id: String) async throws -> StoredMessage? {
@@ -603,59 +600,52 @@ public final class SQLiteStore: HeraldStore {
 
     public func registration(token: String) async throws -> Registration? {
         try read { db in
-            try Row.fetchOne(
-                cached: db, sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ?",
-                arguments: [token]
-            )
-            .map(Self.registration)
+            try db.fetchAllCached(
+                sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ?", arguments: [token],
+                Self.registration
+            ).first
         }
     }
 
     public func registration(installationID: String, projectID: String) async throws -> Registration? {
         try read { db in
-            try Row.fetchOne(
-                cached: db,
+            try db.fetchAllCached(
                 sql: """
                     SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND installation_id = ?
                     ORDER BY created_at DESC, token DESC LIMIT 1
                     """,
-                arguments: [projectID, installationID]
-            ).map(Self.registration)
+                arguments: [projectID, installationID], Self.registration
+            ).first
         }
     }
 
     public func registrations(androidID: UInt64) async throws -> [Registration] {
         try read { db in
-            try Row.fetchAll(
-                cached: db,
+            try db.fetchAllCached(
                 sql:
                     "SELECT \(Self.registrationColumns) FROM registrations WHERE android_id = ? AND deleted_at IS NULL ORDER BY token",
-                arguments: [Int64(bitPattern: androidID)]
-            ).map(Self.registration)
+                arguments: [Int64(bitPattern: androidID)], Self.registration)
         }
     }
 
     public func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration? {
         try await write { db in
             guard
-                let row = try Row.fetchOne(
-                    cached: db,
+                var registration = try db.fetchAllCached(
                     sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ? AND deleted_at IS NULL",
-                    arguments: [token])
+                    arguments: [token], Self.registration
+                ).first
             else { return nil }
-            var registration = Self.registration(row)
             registration.deletedAt = time
             try db.executeCached(
                 sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
             let device = Int64(bitPattern: registration.androidID)
-            let discarded = try Row.fetchAll(
-                cached: db,
+            let discarded = try db.fetchAllCached(
                 sql: """
                     SELECT \(Self.queueColumns) FROM device_queue
                     WHERE android_id = ? AND token = ? AND deleted_count = 0
                     """,
-                arguments: [device, token]
-            ).map(Self.queued)
+                arguments: [device, token], Self.queued)
             try db.executeCached(
                 sql: "DELETE FROM device_queue WHERE android_id = ? AND token = ?", arguments: [device, token])
             try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
@@ -671,7 +661,7 @@ public final class SQLiteStore: HeraldStore {
                 db, "SELECT android_id, last_connected_at FROM devices WHERE android_id IN (?)",
                 of: androidIDs.map { Int64(bitPattern: $0) }
             ) { row in
-                result[UInt64(bitPattern: row[0])] = (row[1] as Int64?).map { Timestamp(milliseconds: $0) }
+                result[UInt64(bitPattern: row.int64(0))] = row.optionalInt64(1).map { Timestamp(milliseconds: $0) }
             }
             return result
         }
@@ -730,15 +720,13 @@ public final class SQLiteStore: HeraldStore {
         async throws -> [QueuedMessage]
     {
         try read { db in
-            try Row.fetchAll(
-                cached: db,
+            try db.fetchAllCached(
                 sql: """
                     SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND sequence > ? AND expires_at > ?
                     \(highPriorityOnly ? "AND is_high_priority = 1" : "")
                     ORDER BY sequence LIMIT ?
                     """,
-                arguments: [Int64(bitPattern: androidID), sequence, now.milliseconds, limit]
-            ).map(Self.queued)
+                arguments: [Int64(bitPattern: androidID), sequence, now.milliseconds, limit], Self.queued)
         }
     }
 
@@ -749,22 +737,31 @@ public final class SQLiteStore: HeraldStore {
     public func acknowledge(batch: [UInt64: [String]]) async throws -> Int {
         guard batch.values.contains(where: { !$0.isEmpty }) else { return 0 }
         return try await write { db in
-            var removed: [QueuedMessage] = []
-            let select = try db.cachedStatement(
-                sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE android_id = ? AND persistent_id = ?")
-            let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
+            // One statement per message: the row goes and what its counter needs comes back,
+            // without reading the stored stanza.
+            let delete = try db.cachedStatement(
+                sql: """
+                    DELETE FROM device_queue WHERE android_id = ? AND persistent_id = ?
+                    RETURNING project_id, created_at, app_id, analytics_label, deleted_count
+                    """)
+            var removed = 0
+            var delivered: [DeliveryStat] = []
             for (androidID, ids) in batch {
                 for id in ids {
-                    guard let row = try Row.fetchOne(select, arguments: [Int64(bitPattern: androidID), id]) else {
-                        continue
+                    try delete.forEachRow(arguments: [Int64(bitPattern: androidID), id]) { row in
+                        removed += 1
+                        guard row.int64(4) == 0 else { return }
+                        delivered.append(
+                            DeliveryStat(
+                                DeliveryStatKey(
+                                    projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)),
+                                    appID: row.text(2), label: row.text(3)),
+                                .delivered))
                     }
-                    let entry = Self.queued(row)
-                    try delete.execute(arguments: [entry.sequence])
-                    removed.append(entry)
                 }
             }
-            try Self.record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) }, db)
-            return removed.count
+            try Self.record(delivered, db)
+            return removed
         }
     }
 
@@ -773,11 +770,9 @@ public final class SQLiteStore: HeraldStore {
             try db.executeCached(
                 sql: "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= ? LIMIT ?)",
                 arguments: [now.milliseconds, limit])
-            let expired = try Row.fetchAll(
-                cached: db,
+            let expired = try db.fetchAllCached(
                 sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
-                arguments: [now.milliseconds, limit]
-            ).map(Self.queued)
+                arguments: [now.milliseconds, limit], Self.queued)
             for entry in expired {
                 try db.executeCached(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
             }
@@ -878,7 +873,7 @@ public final class SQLiteStore: HeraldStore {
             var result: [String: Set<String>] = [:]
             try Self.forEachRow(db, "SELECT token, topic FROM topic_subscriptions WHERE token IN (?)", of: tokens) {
                 row in
-                result[row[0], default: []].insert(row[1])
+                result[row.text(0), default: []].insert(row.text(1))
             }
             return result
         }
@@ -891,8 +886,7 @@ public final class SQLiteStore: HeraldStore {
             if let topics {
                 guard !topics.isEmpty else { return [] }
                 let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
-                return try Row.fetchAll(
-                    cached: db,
+                return try db.fetchAllCached(
                     sql: """
                         SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
                             SELECT DISTINCT token FROM topic_subscriptions
@@ -901,17 +895,15 @@ public final class SQLiteStore: HeraldStore {
                         AND deleted_at IS NULL ORDER BY token
                         """,
                     arguments: StatementArguments(
-                        [projectID] + topics + [cursor, limit] as [any DatabaseValueConvertible])
-                ).map(Self.registration)
+                        [projectID] + topics + [cursor, limit] as [any DatabaseValueConvertible]),
+                    Self.registration)
             }
-            return try Row.fetchAll(
-                cached: db,
+            return try db.fetchAllCached(
                 sql: """
                     SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
                     AND token > ? ORDER BY token LIMIT ?
                     """,
-                arguments: [projectID, cursor, limit]
-            ).map(Self.registration)
+                arguments: [projectID, cursor, limit], Self.registration)
         }
     }
 
@@ -1118,20 +1110,17 @@ public final class SQLiteStore: HeraldStore {
         created_at, deleted_at
         """
 
-    private static func registration(_ row: Row) -> Registration {
-        let p256dh: Data? = row[9]
-        let auth: Data? = row[10]
-        let coding: String? = row[11]
+    private static func registration(_ row: ColumnReader) -> Registration {
         var keys: WebPushKeys?
-        if let p256dh, let auth {
-            keys = WebPushKeys(p256dh: Array(p256dh), auth: Array(auth), coding: coding ?? "aesgcm")
+        if let p256dh = row.bytes(9), let auth = row.bytes(10) {
+            keys = WebPushKeys(p256dh: p256dh, auth: auth, coding: row.optionalText(11) ?? "aesgcm")
         }
         return Registration(
-            token: row[0], kind: Registration.Kind(rawValue: row[1]) ?? .app, projectID: row[2], sender: row[3],
-            appID: row[4], subtype: row[5], platform: Platform(rawValue: row[6]) ?? .android,
-            androidID: UInt64(bitPattern: row[7]), installationID: row[8], webKeys: keys,
-            createdAt: Timestamp(milliseconds: row[12]),
-            deletedAt: (row[13] as Int64?).map { Timestamp(milliseconds: $0) })
+            token: row.text(0), kind: Registration.Kind(rawValue: row.text(1)) ?? .app, projectID: row.optionalText(2),
+            sender: row.text(3), appID: row.text(4), subtype: row.optionalText(5),
+            platform: Platform(rawValue: row.text(6)) ?? .android, androidID: UInt64(bitPattern: row.int64(7)),
+            installationID: row.optionalText(8), webKeys: keys, createdAt: Timestamp(milliseconds: row.int64(12)),
+            deletedAt: row.optionalInt64(13).map { Timestamp(milliseconds: $0) })
     }
 
     private static func key(_ row: Row) -> ServiceAccountKey {
@@ -1171,5 +1160,73 @@ extension DatabaseValueConvertible {
         cached db: Database, sql: String, arguments: StatementArguments = StatementArguments()
     ) throws -> Self? {
         try fetchOne(db.cachedStatement(sql: sql), arguments: arguments)
+    }
+}
+
+/// One row of a statement being stepped, read with SQLite's own column calls. GRDB's `Row`
+/// first copies every value of a row into a container of its own; for the pages of
+/// registrations and queue rows a fanout reads, that copy cost more than SQLite's search.
+/// Valid only until the statement steps again.
+struct ColumnReader {
+    let handle: SQLiteStatement
+
+    func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
+
+    func int64(_ column: Int32) -> Int64 { sqlite3_column_int64(handle, column) }
+
+    func optionalInt64(_ column: Int32) -> Int64? { isNull(column) ? nil : int64(column) }
+
+    func text(_ column: Int32) -> String {
+        // The pointer first, then the length, as SQLite asks.
+        guard let start = sqlite3_column_text(handle, column) else { return "" }
+        return String(
+            decoding: UnsafeBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column))),
+            as: UTF8.self)
+    }
+
+    func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// The bytes of a blob column; nil for NULL.
+    func bytes(_ column: Int32) -> [UInt8]? {
+        if isNull(column) { return nil }
+        guard let start = sqlite3_column_blob(handle, column) else { return [] }
+        return Array(
+            UnsafeRawBufferPointer(start: start, count: Int(sqlite3_column_bytes(handle, column))))
+    }
+}
+
+extension Statement {
+    /// Binds `arguments`, steps through every row with `body`, and resets.
+    fileprivate func forEachRow(arguments: StatementArguments, _ body: (ColumnReader) throws -> Void) throws {
+        try setArguments(arguments)
+        let handle = sqliteStatement
+        defer { sqlite3_reset(handle) }
+        while true {
+            switch sqlite3_step(handle) {
+            case SQLITE_ROW: try body(ColumnReader(handle: handle))
+            case SQLITE_DONE: return
+            case let code:
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: code),
+                    message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
+                    sql: sql)
+            }
+        }
+    }
+}
+
+extension Database {
+    fileprivate func forEachCached(
+        sql: String, arguments: StatementArguments, _ body: (ColumnReader) throws -> Void
+    ) throws {
+        try cachedStatement(sql: sql).forEachRow(arguments: arguments, body)
+    }
+
+    fileprivate func fetchAllCached<T>(
+        sql: String, arguments: StatementArguments, _ decode: (ColumnReader) throws -> T
+    ) throws -> [T] {
+        var values: [T] = []
+        try forEachCached(sql: sql, arguments: arguments) { values.append(try decode($0)) }
+        return values
     }
 }

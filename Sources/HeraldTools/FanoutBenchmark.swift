@@ -47,6 +47,13 @@ public struct FanoutBenchmark: Sendable {
         public var peakRSSKB: Int?
         /// Server CPU seconds from the send until the connected devices had it (with a server pid).
         public var serverCPUSeconds: Double?
+        /// Server CPU seconds from the send until every queue held the message (with a server pid).
+        public var allQueuedCPUSeconds: Double?
+
+        /// Server CPU per registration reached, from the send until every queue held the message.
+        public var cpuMicrosecondsPerDelivery: Double? {
+            allQueuedCPUSeconds.map { $0 * 1e6 / Double(subscribers) }
+        }
 
         public var connectedPerSecond: Double { Double(connectedReceived) / connectedSeconds }
         public var overallPerSecond: Double { Double(subscribers) / allQueuedSeconds }
@@ -64,6 +71,11 @@ public struct FanoutBenchmark: Sendable {
                 (key: "overall_deliveries_per_second", value: .number(overallPerSecond.rounded())),
                 (key: "peak_rss_kb", value: peakRSSKB.map { .number(Double($0)) } ?? .null),
                 (key: "server_cpu_seconds", value: serverCPUSeconds.map { .number($0) } ?? .null),
+                (key: "all_queued_server_cpu_seconds", value: allQueuedCPUSeconds.map { .number($0) } ?? .null),
+                (
+                    key: "server_cpu_us_per_delivery",
+                    value: cpuMicrosecondsPerDelivery.map { .number(($0 * 10).rounded() / 10) } ?? .null
+                ),
             ])
         }
     }
@@ -166,9 +178,11 @@ public struct FanoutBenchmark: Sendable {
         let lastReceipt = receipts.values.filter { $0 >= 0 }.max() ?? 0
         let connectedSeconds = Double(lastReceipt) / 1e9 - (sent - origin).seconds
         var allQueued = ContinuousClock.now
+        var allQueuedCPU: Double?
         while ContinuousClock.now < deadline {
             if try await fanoutCounter(headers: headers) - before >= Double(options.subscribers) {
                 allQueued = ContinuousClock.now
+                allQueuedCPU = options.serverPID.flatMap(ProcessCPU.seconds)
                 break
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -179,7 +193,8 @@ public struct FanoutBenchmark: Sendable {
             connectedReceived: receipts.count,
             connectedSeconds: connectedSeconds, allQueuedSeconds: (allQueued - sent).seconds,
             peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes),
-            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })
+            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } },
+            allQueuedCPUSeconds: cpuBefore.flatMap { before in allQueuedCPU.map { $0 - before } })
     }
 
     /// The server's count of fanout deliveries, from `/metrics`.

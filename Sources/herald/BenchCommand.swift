@@ -163,14 +163,17 @@ struct BenchCommand: AsyncParsableCommand {
                 )
             }
             print(
-                "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   peak RSS"
+                "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   "
+                    + "server CPU µs/delivery   peak RSS"
             )
             let accept = String(format: "%.2f", report.acceptMilliseconds)
             let allQueued = String(format: "%.2f", report.allQueuedSeconds)
             let rss = report.peakRSSKB.map { "\($0) kB" } ?? "-"
+            let cpu = report.cpuMicrosecondsPerDelivery.map { String(format: "%.1f", $0) } ?? "-"
             print(
                 "\(report.subscribers)   \(report.connected)   \(accept)   \(report.connectedReceived)   "
-                    + "\(Int(report.connectedPerSecond))   \(allQueued)   \(Int(report.overallPerSecond))   \(rss)")
+                    + "\(Int(report.connectedPerSecond))   \(allQueued)   \(Int(report.overallPerSecond))   \(cpu)   \(rss)"
+            )
         }
     }
 
