@@ -504,6 +504,32 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    /// Deletes the queue rows `condition` selects; answers how many went and the counter
+    /// keys of those that were messages (a "messages deleted" signal counts nothing). What
+    /// the counters need comes back with the delete, so no stanza is read.
+    private static func deleteQueued(where condition: String, _ arguments: StatementArguments, _ db: Database)
+        throws -> (count: Int, messages: [DeliveryStatKey])
+    {
+        var count = 0
+        var messages: [DeliveryStatKey] = []
+        try db.forEachCached(
+            sql: """
+                DELETE FROM device_queue WHERE \(condition)
+                RETURNING project_id, created_at, app_id, analytics_label, deleted_count
+                """,
+            arguments: arguments
+        ) { row in
+            count += 1
+            if row.int64(4) == 0 {
+                messages.append(
+                    DeliveryStatKey(
+                        projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)), appID: row.text(2),
+                        label: row.text(3)))
+            }
+        }
+        return (count, messages)
+    }
+
     private static func record(_ stats: [DeliveryStat], _ db: Database) throws {
         for (key, counter, amount) in StoreCoding.totals(stats) {
             try db.executeCached(
@@ -639,16 +665,9 @@ public final class SQLiteStore: HeraldStore {
             registration.deletedAt = time
             try db.executeCached(
                 sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
-            let device = Int64(bitPattern: registration.androidID)
-            let discarded = try db.fetchAllCached(
-                sql: """
-                    SELECT \(Self.queueColumns) FROM device_queue
-                    WHERE android_id = ? AND token = ? AND deleted_count = 0
-                    """,
-                arguments: [device, token], Self.queued)
-            try db.executeCached(
-                sql: "DELETE FROM device_queue WHERE android_id = ? AND token = ?", arguments: [device, token])
-            try Self.record(discarded.map { DeliveryStat($0.statKey, .unregistered) }, db)
+            let discarded = try Self.deleteQueued(
+                where: "android_id = ? AND token = ?", [Int64(bitPattern: registration.androidID), token], db)
+            try Self.record(discarded.messages.map { DeliveryStat($0, .unregistered) }, db)
             return registration
         }
     }
@@ -737,27 +756,14 @@ public final class SQLiteStore: HeraldStore {
     public func acknowledge(batch: [UInt64: [String]]) async throws -> Int {
         guard batch.values.contains(where: { !$0.isEmpty }) else { return 0 }
         return try await write { db in
-            // One statement per message: the row goes and what its counter needs comes back,
-            // without reading the stored stanza.
-            let delete = try db.cachedStatement(
-                sql: """
-                    DELETE FROM device_queue WHERE android_id = ? AND persistent_id = ?
-                    RETURNING project_id, created_at, app_id, analytics_label, deleted_count
-                    """)
             var removed = 0
             var delivered: [DeliveryStat] = []
             for (androidID, ids) in batch {
                 for id in ids {
-                    try delete.forEachRow(arguments: [Int64(bitPattern: androidID), id]) { row in
-                        removed += 1
-                        guard row.int64(4) == 0 else { return }
-                        delivered.append(
-                            DeliveryStat(
-                                DeliveryStatKey(
-                                    projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)),
-                                    appID: row.text(2), label: row.text(3)),
-                                .delivered))
-                    }
+                    let gone = try Self.deleteQueued(
+                        where: "android_id = ? AND persistent_id = ?", [Int64(bitPattern: androidID), id], db)
+                    removed += gone.count
+                    delivered += gone.messages.map { DeliveryStat($0, .delivered) }
                 }
             }
             try Self.record(delivered, db)
@@ -770,13 +776,11 @@ public final class SQLiteStore: HeraldStore {
             try db.executeCached(
                 sql: "DELETE FROM messages WHERE id IN (SELECT id FROM messages WHERE expires_at <= ? LIMIT ?)",
                 arguments: [now.milliseconds, limit])
-            let expired = try db.fetchAllCached(
-                sql: "SELECT \(Self.queueColumns) FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?",
-                arguments: [now.milliseconds, limit], Self.queued)
-            for entry in expired {
-                try db.executeCached(sql: "DELETE FROM device_queue WHERE sequence = ?", arguments: [entry.sequence])
-            }
-            try Self.record(expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) }, db)
+            let expired = try Self.deleteQueued(
+                where:
+                    "sequence IN (SELECT sequence FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
+                [now.milliseconds, limit], db)
+            try Self.record(expired.messages.map { DeliveryStat($0, .expired) }, db)
             return expired.count
         }
     }
@@ -1197,7 +1201,7 @@ struct ColumnReader {
 
 extension Statement {
     /// Binds `arguments`, steps through every row with `body`, and resets.
-    fileprivate func forEachRow(arguments: StatementArguments, _ body: (ColumnReader) throws -> Void) throws {
+    fileprivate func stepRows(arguments: StatementArguments, _ body: (ColumnReader) throws -> Void) throws {
         try setArguments(arguments)
         let handle = sqliteStatement
         defer { sqlite3_reset(handle) }
@@ -1219,7 +1223,7 @@ extension Database {
     fileprivate func forEachCached(
         sql: String, arguments: StatementArguments, _ body: (ColumnReader) throws -> Void
     ) throws {
-        try cachedStatement(sql: sql).forEachRow(arguments: arguments, body)
+        try cachedStatement(sql: sql).stepRows(arguments: arguments, body)
     }
 
     fileprivate func fetchAllCached<T>(

@@ -94,6 +94,19 @@ func entry(
     }
 
     @Test(arguments: Backend.allCases)
+    func D5_aSweepRemovesAtMostItsLimitOldestFirst(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        try await store.appendMessages(
+            [], queue: [entry("b", expires: 160), entry("a", expires: 150), entry("c", expires: 170)])
+        #expect(try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 2) == 2)
+        let left = try await store.pendingMessages(androidID: 42, after: 0, limit: 10, now: Timestamp(seconds: 100))
+        #expect(left.map(\.persistentID) == ["c"])
+        #expect(try await report(store)?[.expired] == 2)
+        #expect(try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 2) == 1)
+        #expect(try await report(store)?[.expired] == 3)
+    }
+
+    @Test(arguments: Backend.allCases)
     func D5_messageRecordsPastTheirTTLAreSweptToo(_ backend: Backend) async throws {
         let store = try await prepared(backend)
         var old = sampleMessage("old")
