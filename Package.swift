@@ -215,6 +215,7 @@ let package = Package(
                 "HeraldServer",
                 "HeraldClient",
                 "HeraldTools",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -22,33 +22,54 @@ public final class DeviceRegistry: Sendable {
         /// Tells the session an entry was stored in the device's queue, with its sequence,
         /// so that it can send it without reading the queue back.
         public var stored: @Sendable (QueuedMessage) -> Void
+        /// Offers the session an entry that is being stored, with the project's pending
+        /// limit (SEMANTICS D1): the session sends it at once if the entry cannot change
+        /// what its queue holds, and calls `sentBeforeStored` if it did. False when the
+        /// connection is gone or the device dozes.
+        public var offer: @Sendable (QueuedMessage, _ maximumPending: Int) -> Bool
 
         public init(
             id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void,
             deliverNow: @escaping @Sendable (QueuedMessage) -> Bool = { _ in false },
-            stored: (@Sendable (QueuedMessage) -> Void)? = nil
+            stored: (@Sendable (QueuedMessage) -> Void)? = nil,
+            offer: @escaping @Sendable (QueuedMessage, Int) -> Bool = { _, _ in false }
         ) {
             self.id = id
             self.wake = wake
             self.replace = replace
             self.deliverNow = deliverNow
             self.stored = stored ?? { _ in wake() }
+            self.offer = offer
         }
     }
+
+    /// Where an entry offered before it was stored stands, by persistent id.
+    enum Offer {
+        /// Handed to the session, which has not sent it yet.
+        case offered
+        /// Sent to the device; its row may not be written yet.
+        case sent
+        /// The device acknowledged it before its row was written: the row is deleted once
+        /// it is.
+        case acknowledged
+    }
+
+    private let offers: Mutex<[String: Offer]> = Mutex([:])
+    /// Writes acknowledgements that arrived before their rows (the gateway's batcher).
+    private let acknowledgementWriter: Mutex<Box<@Sendable (UInt64, [String]) -> Void>?> = Mutex(nil)
 
     private let connections: Mutex<[UInt64: Connection]> = Mutex([:])
     /// Told about devices that got messages but hold no connection here, when several
     /// nodes share the store (another node may hold them).
-    private let elsewhere: Mutex<Forwarder?> = Mutex(nil)
+    private let elsewhere: Mutex<Box<@Sendable (UInt64) -> Void>?> = Mutex(nil)
 
-    /// The `elsewhere` handler in a box: a function kept directly in a `Mutex` is wrapped in
-    /// one more conversion thunk by every `withLock` that reads it, so calls grow slower
-    /// without end.
-    private final class Forwarder: Sendable {
-        let forward: @Sendable (UInt64) -> Void
+    /// A handler in a box: a function kept directly in a `Mutex` is wrapped in one more
+    /// conversion thunk by every `withLock` that reads it, so calls grow slower without end.
+    final class Box<Handler: Sendable>: Sendable {
+        let handler: Handler
 
-        init(_ forward: @escaping @Sendable (UInt64) -> Void) {
-            self.forward = forward
+        init(_ handler: Handler) {
+            self.handler = handler
         }
     }
 
@@ -74,7 +95,7 @@ public final class DeviceRegistry: Sendable {
     public func stored(_ entries: [QueuedMessage]) -> Bool {
         guard let first = entries.first else { return false }
         guard let connection = connections.withLock({ $0[first.androidID] }) else {
-            elsewhere.withLock { $0 }?.forward(first.androidID)
+            elsewhere.withLock { $0 }?.handler(first.androidID)
             return false
         }
         for entry in entries { connection.stored(entry) }
@@ -83,7 +104,71 @@ public final class DeviceRegistry: Sendable {
 
     /// Sets who hears of devices that got messages while connected to no session here.
     public func forwardElsewhere(_ handler: @escaping @Sendable (UInt64) -> Void) {
-        elsewhere.withLock { $0 = Forwarder(handler) }
+        elsewhere.withLock { $0 = Box(handler) }
+    }
+
+    // MARK: Sent before stored
+
+    /// Offers the session holding the entry's device a message while its row is being
+    /// written, so that a connected device does not wait for the write; answers whether a
+    /// session here was offered it. Whoever offered it must then call
+    /// `storedAfterOffer(_:stored:)` with what the write stored, or `withdraw(_:)` if the
+    /// write failed.
+    public func offerBeforeStoring(_ entry: QueuedMessage, maximumPending: Int) -> Bool {
+        guard let connection = connections.withLock({ $0[entry.androidID] }) else { return false }
+        // Recorded before the session can see it, so that its acknowledgement finds it.
+        offers.withLock { $0[entry.persistentID] = .offered }
+        guard connection.offer(entry, maximumPending) else {
+            withdraw(entry)
+            return false
+        }
+        return true
+    }
+
+    /// Called by the session that sent an offered entry, before the device can answer it.
+    public func sentBeforeStored(persistentID: String) {
+        offers.withLock { offers in
+            if offers[persistentID] == .offered { offers[persistentID] = .sent }
+        }
+    }
+
+    /// The acknowledged ids whose rows may be deleted now: all but those sent before their
+    /// rows were written, whose deletion waits for the write (`storedAfterOffer`).
+    public func acknowledgementsToWrite(_ persistentIDs: [String]) -> [String] {
+        offers.withLock { offers in
+            guard !offers.isEmpty else { return persistentIDs }
+            return persistentIDs.filter { id in
+                guard offers[id] == .sent else { return true }
+                offers[id] = .acknowledged
+                return false
+            }
+        }
+    }
+
+    /// After the write of an offered entry: the session is told of the rows as `stored`
+    /// tells it, except the offered one if the device acknowledged it meanwhile, whose
+    /// row is deleted instead.
+    public func storedAfterOffer(_ offered: QueuedMessage, stored entries: [QueuedMessage]) {
+        let state = offers.withLock { $0.removeValue(forKey: offered.persistentID) }
+        guard state == .acknowledged else {
+            stored(entries)
+            return
+        }
+        let acknowledged = entries.filter { $0.persistentID == offered.persistentID }
+        if !acknowledged.isEmpty {
+            acknowledgementWriter.withLock { $0 }?.handler(offered.androidID, acknowledged.map(\.persistentID))
+        }
+        stored(entries.filter { $0.persistentID != offered.persistentID })
+    }
+
+    /// Forgets an offer whose write failed.
+    public func withdraw(_ offered: QueuedMessage) {
+        _ = offers.withLock { $0.removeValue(forKey: offered.persistentID) }
+    }
+
+    /// Sets who deletes the rows of entries acknowledged before they were written.
+    public func writeAcknowledgements(_ handler: @escaping @Sendable (UInt64, [String]) -> Void) {
+        acknowledgementWriter.withLock { $0 = Box(handler) }
     }
 
     /// Asks the session holding a device to read its queue; false when none holds it here.

@@ -41,7 +41,11 @@ public final class DeviceGateway: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        acknowledgements = AcknowledgementBatcher(store: store, metrics: metrics, logger: logger)
+        let acknowledgements = AcknowledgementBatcher(store: store, metrics: metrics, logger: logger)
+        self.acknowledgements = acknowledgements
+        devices.writeAcknowledgements { androidID, persistentIDs in
+            acknowledgements.submit(androidID: androidID, persistentIDs: persistentIDs)
+        }
         switch configuration.security {
         case .plaintext:
             tls = nil
@@ -134,6 +138,7 @@ public final class DeviceGateway: Sendable {
         case replaced
         case deliverNow(QueuedMessage)
         case stored(QueuedMessage)
+        case offered(QueuedMessage, maximumPending: Int)
         case shutdown
     }
 
@@ -277,6 +282,13 @@ public final class DeviceGateway: Sendable {
             case .replaced: return session.replaced()
             case .deliverNow(let message): return session.deliverNow(message, now: now)
             case .stored(let entry): return session.stored(entry, now: now)
+            case .offered(let entry, let maximumPending):
+                let actions = session.offered(entry, maximumPending: maximumPending, now: now)
+                if !actions.isEmpty {
+                    gateway.devices.sentBeforeStored(persistentID: entry.persistentID)
+                    gateway.metrics.increment("herald_gateway_sent_before_stored_total")
+                }
+                return actions
             case .shutdown: return [.close(reason: "the gateway stops")]
             }
         }
@@ -289,8 +301,10 @@ public final class DeviceGateway: Sendable {
                 context.write(wrapOutboundOut(frame), promise: nil)
                 needsFlush = true
             case .acknowledge(let ids):
-                if let androidID = session.androidID {
-                    gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ids)
+                // Rows still being written are deleted once they are (`storedAfterOffer`).
+                let ready = gateway.devices.acknowledgementsToWrite(ids)
+                if let androidID = session.androidID, !ready.isEmpty {
+                    gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ready)
                 }
             case .authenticate(let androidID, let securityToken):
                 let registration = connection()
@@ -395,7 +409,12 @@ public final class DeviceGateway: Sendable {
                     inbox.post(.deliverNow(message))
                     return true
                 },
-                stored: { entry in inbox.post(.stored(entry)) })
+                stored: { entry in inbox.post(.stored(entry)) },
+                offer: { entry, maximumPending in
+                    guard inbox.isOpen, !dozing.isSet else { return false }
+                    inbox.post(.offered(entry, maximumPending: maximumPending))
+                    return true
+                })
         }
     }
     /// Counts an impression or an open against the message's project, app and label.

@@ -194,6 +194,14 @@ public struct MCSSession: Sendable {
     /// may still be on its way, and the next read must find it.
     public mutating func stored(_ message: QueuedMessage, now: Timestamp) -> [Action] {
         guard case .established = phase else { return [] }
+        if inFlight[message.persistentID] == Self.notYetStored {
+            // Sent when it was offered: now it has a sequence, which the next read must skip.
+            inFlight[message.persistentID] = message.sequence
+            if message.sequence > sentThrough { pushed.insert(message.sequence) }
+            return []
+        }
+        // Sent when it was offered and acknowledged before its row was written.
+        if recentlyAcknowledged.contains(message.persistentID) { return [] }
         guard !isDozing, !isLoading, !mayHaveMore, pushed.count < Self.maximumPushed,
             inFlight.count < configuration.maximumInFlight, inFlight[message.persistentID] == nil,
             message.sequence > sentThrough
@@ -201,6 +209,26 @@ public struct MCSSession: Sendable {
         guard mayGo(message, now: now), let action = deliver(message, now: now) else { return [] }
         pushed.insert(message.sequence)
         inFlight[message.persistentID] = message.sequence
+        return [action]
+    }
+
+    /// The `inFlight` value of an entry sent before its row was written (sequences start at 1).
+    static let notYetStored: Int64 = 0
+
+    /// A message is being stored for the device: an idle session that is awake sends it
+    /// now rather than after the write, when storing it cannot turn out otherwise. That
+    /// holds for a collapsible message (SEMANTICS D2: always stored) and for a
+    /// non-collapsible one while the messages in flight are under half of
+    /// `maximumPending` (D1: the queue cannot overflow). Answers the send, or nothing if
+    /// the message waits for its row as usual.
+    public mutating func offered(_ message: QueuedMessage, maximumPending: Int, now: Timestamp) -> [Action] {
+        guard case .established = phase, !isDozing, !isLoading, !mayHaveMore, message.deletedCount == 0,
+            pushed.count < Self.maximumPushed, inFlight.count < configuration.maximumInFlight,
+            message.collapseKey != nil || (inFlight.count + 1) * 2 <= maximumPending,
+            inFlight[message.persistentID] == nil, !recentlyAcknowledged.contains(message.persistentID),
+            mayGo(message, now: now), let action = deliver(message, now: now)
+        else { return [] }
+        inFlight[message.persistentID] = Self.notYetStored
         return [action]
     }
 

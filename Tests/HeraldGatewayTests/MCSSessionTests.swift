@@ -276,4 +276,63 @@ import Testing
         // A wake-up means there may be more again.
         #expect(session.wake() == [.loadPending(after: 1, limit: 2, highPriorityOnly: false)])
     }
+
+    /// An entry as the dispatcher offers it: not stored yet, so without a sequence.
+    func offer(_ sequence: Int64, key: String? = nil) -> QueuedMessage {
+        var entry = message(sequence)
+        entry.sequence = 0
+        entry.collapseKey = key
+        return entry
+    }
+
+    @Test func L2_anIdleSessionSendsAnOfferedMessageBeforeItsRowIsWrittenAndOnlyOnce() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        #expect(try persistentIDs(session.offered(offer(5), maximumPending: 100, now: start)) == ["p5"])
+        // The row is written: nothing is sent again and the queue is not read back.
+        #expect(session.stored(message(5), now: start).isEmpty)
+        #expect(session.received(MCSFrame.selectiveAck(["p5"]), now: start) == [.acknowledge(["p5"])])
+        // A later read that returns the row (its deletion still on its way) skips it.
+        #expect(session.wake() == [.loadPending(after: 0, limit: 2, highPriorityOnly: false)])
+        #expect(try persistentIDs(session.loaded([message(5)], requested: 2, now: start)).isEmpty)
+    }
+
+    @Test func L2_anOfferedMessageAcknowledgedBeforeItsRowIsWrittenIsNotSentAgain() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        #expect(try persistentIDs(session.offered(offer(5), maximumPending: 100, now: start)) == ["p5"])
+        #expect(session.received(MCSFrame.selectiveAck(["p5"]), now: start) == [.acknowledge(["p5"])])
+        #expect(session.stored(message(5), now: start).isEmpty)
+    }
+
+    @Test func D1_anOfferWaitsForItsRowWhenStoringItCouldTurnOutOtherwise() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        // Still reading the queue: the session does not know what it holds.
+        #expect(session.offered(offer(1), maximumPending: 100, now: start).isEmpty)
+        _ = session.loaded([], requested: 2, now: start)
+        // With a pending limit of 3, a second non-collapsible message in flight could be
+        // the one that overflows the queue (D1): it waits for its row. A collapsible one
+        // is always stored (D2) and goes.
+        #expect(try persistentIDs(session.offered(offer(2), maximumPending: 3, now: start)) == ["p2"])
+        #expect(session.offered(offer(3), maximumPending: 3, now: start).isEmpty)
+        #expect(try persistentIDs(session.offered(offer(4, key: "k"), maximumPending: 3, now: start)) == ["p4"])
+        // The window is full now.
+        #expect(session.offered(offer(6, key: "j"), maximumPending: 3, now: start).isEmpty)
+        // A declined offer arrives as a stored row and goes the usual way, by a read.
+        #expect(session.stored(message(3), now: start).isEmpty)
+        #expect(
+            session.received(MCSFrame.selectiveAck(["p2"]), now: start)
+                == [.acknowledge(["p2"]), .loadPending(after: 0, limit: 1, highPriorityOnly: false)])
+    }
+
+    @Test func D4_aDozingDeviceIsNotOfferedMessagesBeforeTheyAreStored() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        _ = session.received(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"), now: start)
+        #expect(session.offered(offer(1), maximumPending: 100, now: start).isEmpty)
+    }
 }

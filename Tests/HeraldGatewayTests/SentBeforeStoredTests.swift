@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import HeraldCore
+import HeraldDelivery
+import HeraldProtocol
+import Synchronization
+import Testing
+
+/// A message to a device connected here goes out while its row is written (SEMANTICS L2),
+/// and its acknowledgement still deletes the row (L4) however the two cross.
+@Suite(.serialized) struct SentBeforeStoredTests {
+    /// What a registry hands to a session and to the acknowledgement writer.
+    final class Recorder: Sendable {
+        let offered = Mutex<[String]>([])
+        let stored = Mutex<[String]>([])
+        let written = Mutex<[String]>([])
+    }
+
+    func registry(_ recorder: Recorder) -> DeviceRegistry {
+        let registry = DeviceRegistry()
+        registry.register(
+            androidID: 7,
+            DeviceRegistry.Connection(
+                id: 1, wake: {}, replace: {},
+                stored: { entry in recorder.stored.withLock { $0.append(entry.persistentID) } },
+                offer: { entry, _ in
+                    recorder.offered.withLock { $0.append(entry.persistentID) }
+                    return true
+                }))
+        registry.writeAcknowledgements { androidID, ids in
+            #expect(androidID == 7)
+            recorder.written.withLock { $0 += ids }
+        }
+        return registry
+    }
+
+    func entry(_ persistentID: String, sequence: Int64 = 0) -> QueuedMessage {
+        QueuedMessage(
+            sequence: sequence, androidID: 7, token: "t", persistentID: persistentID, messageID: persistentID,
+            projectID: "p", stanza: [1], createdAt: Timestamp(seconds: 0), expiresAt: Timestamp(seconds: 60))
+    }
+
+    @Test func L4_anAcknowledgementThatOvertakesTheWriteDeletesTheRowOnceItIsWritten() {
+        let recorder = Recorder()
+        let registry = registry(recorder)
+        #expect(registry.offerBeforeStoring(entry("a"), maximumPending: 100))
+        #expect(recorder.offered.withLock { $0 } == ["a"])
+        registry.sentBeforeStored(persistentID: "a")
+        // The device acknowledges before the row exists: nothing to delete yet.
+        #expect(registry.acknowledgementsToWrite(["a", "b"]) == ["b"])
+        // The write ends: the row goes to the acknowledgement writer, not to the session.
+        registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 9)])
+        #expect(recorder.written.withLock { $0 } == ["a"])
+        #expect(recorder.stored.withLock { $0 }.isEmpty)
+        // Forgotten afterwards: a repeated acknowledgement is written as any other.
+        #expect(registry.acknowledgementsToWrite(["a"]) == ["a"])
+    }
+
+    @Test func L4_aRowWrittenBeforeItsAcknowledgementIsAnnouncedToTheSession() {
+        let recorder = Recorder()
+        let registry = registry(recorder)
+        #expect(registry.offerBeforeStoring(entry("a"), maximumPending: 100))
+        registry.sentBeforeStored(persistentID: "a")
+        registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 9)])
+        #expect(recorder.stored.withLock { $0 } == ["a"])
+        #expect(registry.acknowledgementsToWrite(["a"]) == ["a"])
+        #expect(recorder.written.withLock { $0 }.isEmpty)
+        // An offer the session did not take is never held back; a failed write is forgotten.
+        #expect(registry.offerBeforeStoring(entry("c"), maximumPending: 100))
+        #expect(registry.acknowledgementsToWrite(["c"]) == ["c"])
+        registry.withdraw(entry("c"))
+        // No connection here: nothing is offered.
+        var elsewhere = entry("d")
+        elsewhere.androidID = 8
+        #expect(!registry.offerBeforeStoring(elsewhere, maximumPending: 100))
+    }
+
+    @Test func L2_aConnectedDeviceGetsTheMessageWhileItsRowIsStillBeingWritten() async throws {
+        try await GatewayHarness.with { harness in
+            let (device, token) = try await harness.makeDevice()
+            try await RawMCSConnection.with(port: harness.gatewayPort, caPath: harness.caPath) { connection in
+                let response = try #require(try await connection.login(device))
+                #expect(!response.hasError)
+                // Another connection holds SQLite's write lock, as a long transaction would;
+                // after five seconds it lets go whatever happened, so that a failure cannot hang.
+                let blocker = try WriteLockHolder(path: harness.directory + "/data/herald.sqlite")
+                let watchdog = Task {
+                    try await Task.sleep(for: .seconds(5))
+                    try blocker.release()
+                }
+                defer { watchdog.cancel() }
+                let send = Task { try await harness.send(#"{"token":"\#(token)","data":{"early":"yes"}}"#) }
+                let message = try #require(try await connection.receiveMessage())
+                #expect(message.appData.contains { $0.key == "early" && $0.value == "yes" })
+                // Received while nothing could be written yet.
+                #expect(blocker.isHeld)
+                #expect(try await harness.node.store.queuedCount(androidID: device.androidID) == 0)
+                // Acknowledged before the row exists.
+                try await connection.acknowledge([message.persistentID])
+                try await Task.sleep(for: .milliseconds(50))
+                try blocker.release()
+                #expect(try await send.value == message.persistentID)
+                try await GatewayHarness.eventually {
+                    try await harness.node.store.queuedCount(androidID: device.androidID) == 0
+                }
+            }
+            // Nothing is sent again on the next connection.
+            try await RawMCSConnection.with(port: harness.gatewayPort, caPath: harness.caPath) { connection in
+                _ = try #require(try await connection.login(device))
+                let next = try await harness.send(#"{"token":"\#(token)","data":{"next":"yes"}}"#)
+                #expect(try await connection.receiveMessage()?.persistentID == next)
+            }
+        }
+    }
+}
+
+/// Holds SQLite's write lock on a database from a connection of its own until released.
+final class WriteLockHolder: Sendable {
+    private let queue: DatabaseQueue
+    private let held = Mutex<Bool>(true)
+
+    init(path: String) throws {
+        var configuration = Configuration()
+        // The transaction stays open between two accesses on purpose.
+        configuration.allowsUnsafeTransactions = true
+        queue = try DatabaseQueue(path: path, configuration: configuration)
+        try queue.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
+    }
+
+    /// Whether the lock is still held.
+    var isHeld: Bool { held.withLock { $0 } }
+
+    /// Ends the transaction; later calls do nothing.
+    func release() throws {
+        let wasHeld = held.withLock { held in
+            defer { held = false }
+            return held
+        }
+        guard wasHeld else { return }
+        try queue.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
+    }
+}
