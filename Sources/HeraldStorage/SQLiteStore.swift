@@ -1072,11 +1072,15 @@ public final class SQLiteStore: HeraldStore {
         try pool.read(body)
     }
 
-    /// Runs a write transaction, turning constraint failures into `StoreError.conflict`
-    /// and a missing parent row into `StoreError.notFound`.
+    /// Runs a write transaction, turning constraint failures into `StoreError.conflict`,
+    /// a missing parent row into `StoreError.notFound` and an interrupt into a cancellation.
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
             return try await pool.write(body)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            // GRDB interrupts the statement of a cancelled task: to callers that is a
+            // cancellation, after which they may still write what they held (nothing was).
+            throw CancellationError()
         } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
             if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
                 throw StoreError.notFound(error.message ?? "referenced row")
