@@ -1,4 +1,5 @@
 public import HeraldCore
+public import HeraldStorage
 import Synchronization
 
 /// Which devices hold a connection to this node, and how to wake each one.
@@ -108,6 +109,30 @@ public final class DeviceRegistry: Sendable {
     }
 
     // MARK: Sent before stored
+
+    /// Writes queue entries with `write`, offering each to the session of its device while
+    /// it runs (`offerBeforeStoring`), then tells the sessions what was stored (`stored`,
+    /// or `storedAfterOffer` for an offered entry). Entries that carry a "messages deleted"
+    /// count are neither offered nor announced: the session reads them from the queue.
+    public func store(
+        _ entries: [QueuedMessage], maximumPending: Int, with write: @Sendable () async throws -> [Enqueued]
+    ) async throws -> [Enqueued] {
+        let offered = entries.map { $0.deletedCount == 0 && offerBeforeStoring($0, maximumPending: maximumPending) }
+        var enqueued: [Enqueued] = []
+        defer {
+            // Offers the write did not answer (it failed) are forgotten.
+            for index in entries.indices.dropFirst(enqueued.count) where offered[index] { withdraw(entries[index]) }
+        }
+        enqueued = try await write()
+        for (index, outcome) in zip(entries.indices, enqueued) where entries[index].deletedCount == 0 {
+            if offered[index] {
+                storedAfterOffer(entries[index], stored: outcome.stored)
+            } else {
+                stored(outcome.stored)
+            }
+        }
+        return enqueued
+    }
 
     /// Offers the session holding the entry's device a message while its row is being
     /// written, so that a connected device does not wait for the write; answers whether a

@@ -121,30 +121,14 @@ public final class Dispatcher: Sendable {
             entry = first
         }
         let ttl = entry.map { ($0.expiresAt.milliseconds - now.milliseconds) / 1000 } ?? 0
-        let queueLimits = QueueLimits(project.settings)
-        // A device connected here gets the message while its row is written (L2): the
+        // A device connected here gets the message while its row is written (L2): its
         // session takes it only if storing it cannot change what the queue holds. Should the
         // write fail, the sender gets an error for a message the device may have seen.
-        var offered: QueuedMessage?
-        if plan.immediate == nil, let entry, entry.deletedCount == 0,
-            registry.offerBeforeStoring(entry, maximumPending: queueLimits.maximumPending)
-        {
-            offered = entry
-        }
-        let enqueued: [Enqueued]
-        do {
-            enqueued = try await store.appendMessages(
-                [stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)],
-                queue: entry.map { [$0] } ?? [], limits: queueLimits, stats: plan.stats)
-        } catch {
-            if let offered { registry.withdraw(offered) }
-            throw error
-        }
-        let stored = entry?.deletedCount == 0 ? enqueued.first?.stored ?? [] : []
-        if let offered {
-            registry.storedAfterOffer(offered, stored: stored)
-        } else {
-            registry.stored(stored)
+        let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
+        let queue = entry.map { [$0] } ?? []
+        let queueLimits = QueueLimits(project.settings)
+        _ = try await registry.store(queue, maximumPending: queueLimits.maximumPending) { [store] in
+            try await store.appendMessages([record], queue: queue, limits: queueLimits, stats: plan.stats)
         }
         logger.debug(
             "message accepted",

@@ -174,18 +174,19 @@ public actor FanoutEngine {
         let done = page.finished || job.expiresAt <= now
         // The next page is read and planned while this one is written.
         prefetchPage(after: job, next: page.next, finished: done)
-        var entries = page.entries
-        var stats = page.stats
-        let reached = entries.count + page.immediate.count
+        let reached = page.entries.count + page.immediate.count
         let (handOver, delivered) = try await planner.deliverNow(page.immediate, now: now)
-        entries += handOver
-        stats += delivered
+        let entries = page.entries + handOver
+        let stats = page.stats + delivered
         let (firstDone, cursor) = page.next.cursors(first: first, job: job)
-        let enqueued = try await store.storeFanoutPage(
-            messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
-            done: done, limits: QueueLimits(project.settings), stats: stats)
+        let limits = QueueLimits(project.settings)
+        // Devices connected here get the message while the page is written.
+        _ = try await registry.store(entries, maximumPending: limits.maximumPending) { [store, job] in
+            try await store.storeFanoutPage(
+                messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
+                done: done, limits: limits, stats: stats)
+        }
         expansions[job.messageID]?.position = page.next
-        for (entry, outcome) in zip(entries, enqueued) where entry.deletedCount == 0 { registry.stored(outcome.stored) }
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: reached)
         if done { logger.debug("fanout finished", metadata: ["message": "\(job.messageID)"]) }

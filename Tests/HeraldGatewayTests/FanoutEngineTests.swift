@@ -231,6 +231,42 @@ import Testing
         #expect(try await world.store.unfinishedFanouts().isEmpty)
     }
 
+    @Test func L2_devicesConnectedHereAreOfferedTheMessageWhileThePageIsWritten() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(6, topics: ["news"]).sorted()
+        let registry = DeviceRegistry()
+        let offered = Told()
+        let told = Told()
+        let written = Told()
+        // Two sessions take what they are offered and the devices acknowledge at once, as
+        // the gateway does; the third declines, so it is told once the row is written.
+        for (n, token) in tokens.prefix(3).enumerated() {
+            let registration = try #require(try await world.store.registration(token: token))
+            registry.register(
+                androidID: registration.androidID,
+                .init(
+                    id: UInt64(n), wake: {}, replace: {}, stored: { told.add($0.token) },
+                    offer: { entry, _ in
+                        offered.add(entry.token)
+                        guard n < 2 else { return true }
+                        registry.sentBeforeStored(persistentID: entry.persistentID)
+                        #expect(registry.acknowledgementsToWrite([entry.persistentID]).isEmpty)
+                        return true
+                    }))
+        }
+        registry.writeAcknowledgements { _, ids in
+            for id in ids { written.add(id) }
+        }
+        let engine = world.engine(pageSize: 10, registry: registry)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        while try await engine.step() != nil {}
+        #expect(offered.all.sorted() == Array(tokens.prefix(3)))
+        // The acknowledged rows go to the acknowledgement writer once written, the other to its session.
+        #expect(written.all.sorted() == tokens.prefix(2).map { "m1#" + $0.prefix(22) }.sorted())
+        #expect(told.all == [tokens[2]])
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 6))
+    }
+
     @Test func T3_jobsPastTheFirstDeviceBudgetGoInTokenOrderOnly() async throws {
         let world = try await Self.world(InMemoryStore())
         let tokens = try await world.subscribers(12, topics: ["news"]).sorted()
