@@ -4,10 +4,10 @@ import Logging
 import Synchronization
 
 /// Group commit for acknowledgements: devices acknowledge one message at a time, and
-/// each would be a write transaction of its own. Acknowledgements that arrive while a
-/// batch is being written go into the next batch, so under load one transaction carries
-/// many devices' acknowledgements. A lost acknowledgement only means a redelivery, which
-/// the SDK drops by message id.
+/// each would be a write transaction of its own. A batch gathers for a few milliseconds
+/// after its first acknowledgement, and those that arrive while it is being written go
+/// into the next, so one transaction carries many devices' acknowledgements. A lost
+/// acknowledgement only means a redelivery, which the SDK drops by message id.
 final class AcknowledgementBatcher: Sendable {
     private let store: any HeraldStore
     private let metrics: HeraldMetrics
@@ -23,6 +23,12 @@ final class AcknowledgementBatcher: Sendable {
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
+    /// How long a batch gathers acknowledgements after the first before it is written. A
+    /// device acknowledges each message on its own, so without it a node delivering 1,000
+    /// messages a second to different devices wrote about as many deletions a second; the
+    /// wait only delays deleting rows of messages the devices already have.
+    static let gatherMilliseconds = 10
+
     /// Adds acknowledgements to the next batch; callable from any thread without waiting.
     func submit(androidID: UInt64, persistentIDs: [String]) {
         pending.withLock { $0[androidID, default: []] += persistentIDs }
@@ -34,6 +40,8 @@ final class AcknowledgementBatcher: Sendable {
     /// would otherwise drop the last acknowledgements and deliver those messages again).
     func run() async {
         for await _ in signals {
+            // Cut short by a stop, after which the batch is still written.
+            try? await Task.sleep(for: .milliseconds(Self.gatherMilliseconds))
             await flush()
         }
         await Task { await self.flush() }.value
