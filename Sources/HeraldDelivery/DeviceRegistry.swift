@@ -44,7 +44,7 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    /// Where an entry offered before it was stored stands, by persistent id.
+    /// Where an entry offered before it was stored stands.
     enum Offer {
         /// Handed to the session, which has not sent it yet.
         case offered
@@ -55,7 +55,22 @@ public final class DeviceRegistry: Sendable {
         case acknowledged
     }
 
-    private let offers: Mutex<[String: Offer]> = Mutex([:])
+    /// Offers by device and persistent id: a device's acknowledgements touch its own only.
+    private let offers: Mutex<[OfferKey: Offer]> = Mutex([:])
+
+    struct OfferKey: Hashable {
+        var androidID: UInt64
+        var persistentID: String
+
+        init(_ entry: QueuedMessage) {
+            self.init(androidID: entry.androidID, persistentID: entry.persistentID)
+        }
+
+        init(androidID: UInt64, persistentID: String) {
+            self.androidID = androidID
+            self.persistentID = persistentID
+        }
+    }
     /// Writes acknowledgements that arrived before their rows (the gateway's batcher).
     private let acknowledgementWriter: Mutex<Box<@Sendable (UInt64, [String]) -> Void>?> = Mutex(nil)
 
@@ -142,7 +157,7 @@ public final class DeviceRegistry: Sendable {
     public func offerBeforeStoring(_ entry: QueuedMessage, maximumPending: Int) -> Bool {
         guard let connection = connections.withLock({ $0[entry.androidID] }) else { return false }
         // Recorded before the session can see it, so that its acknowledgement finds it.
-        offers.withLock { $0[entry.persistentID] = .offered }
+        offers.withLock { $0[OfferKey(entry)] = .offered }
         guard connection.offer(entry, maximumPending) else {
             withdraw(entry)
             return false
@@ -151,20 +166,21 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Called by the session that sent an offered entry, before the device can answer it.
-    public func sentBeforeStored(persistentID: String) {
+    public func sentBeforeStored(_ entry: QueuedMessage) {
         offers.withLock { offers in
-            if offers[persistentID] == .offered { offers[persistentID] = .sent }
+            if offers[OfferKey(entry)] == .offered { offers[OfferKey(entry)] = .sent }
         }
     }
 
     /// The acknowledged ids whose rows may be deleted now: all but those sent before their
     /// rows were written, whose deletion waits for the write (`storedAfterOffer`).
-    public func acknowledgementsToWrite(_ persistentIDs: [String]) -> [String] {
+    public func acknowledgementsToWrite(androidID: UInt64, _ persistentIDs: [String]) -> [String] {
         offers.withLock { offers in
             guard !offers.isEmpty else { return persistentIDs }
             return persistentIDs.filter { id in
-                guard offers[id] == .sent else { return true }
-                offers[id] = .acknowledged
+                let key = OfferKey(androidID: androidID, persistentID: id)
+                guard offers[key] == .sent else { return true }
+                offers[key] = .acknowledged
                 return false
             }
         }
@@ -174,7 +190,7 @@ public final class DeviceRegistry: Sendable {
     /// tells it, except the offered one if the device acknowledged it meanwhile, whose
     /// row is deleted instead.
     public func storedAfterOffer(_ offered: QueuedMessage, stored entries: [QueuedMessage]) {
-        let state = offers.withLock { $0.removeValue(forKey: offered.persistentID) }
+        let state = offers.withLock { $0.removeValue(forKey: OfferKey(offered)) }
         guard state == .acknowledged else {
             stored(entries)
             return
@@ -188,7 +204,7 @@ public final class DeviceRegistry: Sendable {
 
     /// Forgets an offer whose write failed.
     public func withdraw(_ offered: QueuedMessage) {
-        _ = offers.withLock { $0.removeValue(forKey: offered.persistentID) }
+        _ = offers.withLock { $0.removeValue(forKey: OfferKey(offered)) }
     }
 
     /// Sets who deletes the rows of entries acknowledged before they were written.

@@ -285,7 +285,7 @@ public final class DeviceGateway: Sendable {
             case .offered(let entry, let maximumPending):
                 let actions = session.offered(entry, maximumPending: maximumPending, now: now)
                 if !actions.isEmpty {
-                    gateway.devices.sentBeforeStored(persistentID: entry.persistentID)
+                    gateway.devices.sentBeforeStored(entry)
                     gateway.metrics.increment("herald_gateway_sent_before_stored_total")
                 }
                 return actions
@@ -302,9 +302,9 @@ public final class DeviceGateway: Sendable {
                 needsFlush = true
             case .acknowledge(let ids):
                 // Rows still being written are deleted once they are (`storedAfterOffer`).
-                let ready = gateway.devices.acknowledgementsToWrite(ids)
-                if let androidID = session.androidID, !ready.isEmpty {
-                    gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ready)
+                if let androidID = session.androidID {
+                    let ready = gateway.devices.acknowledgementsToWrite(androidID: androidID, ids)
+                    if !ready.isEmpty { gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ready) }
                 }
             case .authenticate(let androidID, let securityToken):
                 let registration = connection()

@@ -249,8 +249,9 @@ import Testing
                     offer: { entry, _ in
                         offered.add(entry.token)
                         guard n < 2 else { return true }
-                        registry.sentBeforeStored(persistentID: entry.persistentID)
-                        #expect(registry.acknowledgementsToWrite([entry.persistentID]).isEmpty)
+                        registry.sentBeforeStored(entry)
+                        #expect(
+                            registry.acknowledgementsToWrite(androidID: entry.androidID, [entry.persistentID]).isEmpty)
                         return true
                     }))
         }

@@ -45,29 +45,31 @@ import Testing
         let registry = registry(recorder)
         #expect(registry.offerBeforeStoring(entry("a"), maximumPending: 100))
         #expect(recorder.offered.withLock { $0 } == ["a"])
-        registry.sentBeforeStored(persistentID: "a")
+        registry.sentBeforeStored(entry("a"))
+        // Another device naming the id changes nothing of this one's.
+        #expect(registry.acknowledgementsToWrite(androidID: 8, ["a"]) == ["a"])
         // The device acknowledges before the row exists: nothing to delete yet.
-        #expect(registry.acknowledgementsToWrite(["a", "b"]) == ["b"])
+        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a", "b"]) == ["b"])
         // The write ends: the row goes to the acknowledgement writer, not to the session.
         registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 9)])
         #expect(recorder.written.withLock { $0 } == ["a"])
         #expect(recorder.stored.withLock { $0 }.isEmpty)
         // Forgotten afterwards: a repeated acknowledgement is written as any other.
-        #expect(registry.acknowledgementsToWrite(["a"]) == ["a"])
+        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]) == ["a"])
     }
 
     @Test func L4_aRowWrittenBeforeItsAcknowledgementIsAnnouncedToTheSession() {
         let recorder = Recorder()
         let registry = registry(recorder)
         #expect(registry.offerBeforeStoring(entry("a"), maximumPending: 100))
-        registry.sentBeforeStored(persistentID: "a")
+        registry.sentBeforeStored(entry("a"))
         registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 9)])
         #expect(recorder.stored.withLock { $0 } == ["a"])
-        #expect(registry.acknowledgementsToWrite(["a"]) == ["a"])
+        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]) == ["a"])
         #expect(recorder.written.withLock { $0 }.isEmpty)
         // An offer the session did not take is never held back; a failed write is forgotten.
         #expect(registry.offerBeforeStoring(entry("c"), maximumPending: 100))
-        #expect(registry.acknowledgementsToWrite(["c"]) == ["c"])
+        #expect(registry.acknowledgementsToWrite(androidID: 7, ["c"]) == ["c"])
         registry.withdraw(entry("c"))
         // No connection here: nothing is offered.
         var elsewhere = entry("d")
