@@ -151,10 +151,10 @@ public final class DeviceRegistry: Sendable {
 
     /// Offers the session holding the entry's device a message while its row is being
     /// written, so that a connected device does not wait for the write; answers whether a
-    /// session here was offered it. Whoever offered it must then call
+    /// session here was offered it. `store(_:maximumPending:with:)` then calls
     /// `storedAfterOffer(_:stored:)` with what the write stored, or `withdraw(_:)` if the
     /// write failed.
-    public func offerBeforeStoring(_ entry: QueuedMessage, maximumPending: Int) -> Bool {
+    func offerBeforeStoring(_ entry: QueuedMessage, maximumPending: Int) -> Bool {
         guard let connection = connections.withLock({ $0[entry.androidID] }) else { return false }
         // Recorded before the session can see it, so that its acknowledgement finds it.
         offers.withLock { $0[OfferKey(entry)] = .offered }
@@ -167,8 +167,9 @@ public final class DeviceRegistry: Sendable {
 
     /// Called by the session that sent an offered entry, before the device can answer it.
     public func sentBeforeStored(_ entry: QueuedMessage) {
+        let key = OfferKey(entry)
         offers.withLock { offers in
-            if offers[OfferKey(entry)] == .offered { offers[OfferKey(entry)] = .sent }
+            if offers[key] == .offered { offers[key] = .sent }
         }
     }
 
@@ -189,7 +190,7 @@ public final class DeviceRegistry: Sendable {
     /// After the write of an offered entry: the session is told of the rows as `stored`
     /// tells it, except the offered one if the device acknowledged it meanwhile, whose
     /// row is deleted instead.
-    public func storedAfterOffer(_ offered: QueuedMessage, stored entries: [QueuedMessage]) {
+    func storedAfterOffer(_ offered: QueuedMessage, stored entries: [QueuedMessage]) {
         let state = offers.withLock { $0.removeValue(forKey: OfferKey(offered)) }
         guard state == .acknowledged else {
             stored(entries)
@@ -203,7 +204,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// Forgets an offer whose write failed.
-    public func withdraw(_ offered: QueuedMessage) {
+    func withdraw(_ offered: QueuedMessage) {
         _ = offers.withLock { $0.removeValue(forKey: OfferKey(offered)) }
     }
 

@@ -1,10 +1,11 @@
 import Foundation
 import GRDB
 import HeraldCore
-import HeraldDelivery
 import HeraldProtocol
 import Synchronization
 import Testing
+
+@testable import HeraldDelivery
 
 /// A message to a device connected here goes out while its row is written (SEMANTICS L2),
 /// and its acknowledgement still deletes the row (L4) however the two cross.
