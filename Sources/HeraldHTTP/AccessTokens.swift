@@ -40,8 +40,16 @@ public struct AccessTokens: Sendable {
 
     /// The caller an access token was issued to, when its signature is good and it has not expired.
     public func verify(_ token: String, now: Timestamp) -> Caller? {
-        guard let fields = open(token, prefix: Self.accessPrefix, now: now), fields.count == 2 else { return nil }
-        return Caller(projectID: fields[0], keyID: fields[1])
+        verifyUntil(token, now: now)?.caller
+    }
+
+    /// The caller an access token was issued to and when the token expires, when its
+    /// signature is good and it has not expired.
+    public func verifyUntil(_ token: String, now: Timestamp) -> (caller: Caller, expires: Timestamp)? {
+        guard let (fields, expires) = open(token, prefix: Self.accessPrefix, now: now), fields.count == 2 else {
+            return nil
+        }
+        return (Caller(projectID: fields[0], keyID: fields[1]), expires)
     }
 
     /// A new installation auth token for a project's installation.
@@ -53,7 +61,9 @@ public struct AccessTokens: Sendable {
 
     /// The project and installation id an installation auth token was issued for.
     public func verifyInstallationToken(_ token: String, now: Timestamp) -> (projectID: String, fid: String)? {
-        guard let fields = open(token, prefix: Self.installationPrefix, now: now), fields.count == 2 else { return nil }
+        guard let (fields, _) = open(token, prefix: Self.installationPrefix, now: now), fields.count == 2 else {
+            return nil
+        }
         return (fields[0], fields[1])
     }
 
@@ -64,7 +74,8 @@ public struct AccessTokens: Sendable {
         return prefix + encoded + "." + Base64URL.encode(mac)
     }
 
-    private func open(_ token: String, prefix: String, now: Timestamp) -> [String]? {
+    /// The signed fields before the two times, and the expiry.
+    private func open(_ token: String, prefix: String, now: Timestamp) -> (fields: [String], expires: Timestamp)? {
         guard token.hasPrefix(prefix) else { return nil }
         let rest = token.utf8.dropFirst(prefix.utf8.count)
         guard let dot = rest.firstIndex(of: UInt8(ascii: ".")),
@@ -78,6 +89,6 @@ public struct AccessTokens: Sendable {
         guard fields.count >= 2, let expires = Int64(fields[fields.count - 1]), now.seconds < expires else {
             return nil
         }
-        return Array(fields.dropLast(2))
+        return (Array(fields.dropLast(2)), Timestamp(seconds: expires))
     }
 }

@@ -3,12 +3,13 @@ import Synchronization
 
 /// Turns an `Authorization: Bearer …` header into a `Caller` without a database read:
 /// either an access token from `/token`, or a JWT the service account signed itself
-/// (google-auth's self-signed mode), whose verification is cached until it expires.
+/// (google-auth's self-signed mode). A verified token is remembered until it expires, so a
+/// caller's later requests cost a dictionary look-up instead of a signature check.
 public final class Authenticator: Sendable {
     private let directory: CredentialDirectory
     private let tokens: AccessTokens
     private let clock: any HeraldClock
-    private let verifiedJWTs: Mutex<[String: (caller: Caller, expires: Timestamp)]> = Mutex([:])
+    private let verified: Mutex<[String: (caller: Caller, expires: Timestamp)]> = Mutex([:])
     private static let cacheLimit = 10_000
 
     public init(directory: CredentialDirectory, tokens: AccessTokens, clock: any HeraldClock) {
@@ -71,19 +72,31 @@ public final class Authenticator: Sendable {
         return project
     }
 
-    private static func bearerToken(_ authorization: String?) -> String? {
-        guard let authorization, authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-            return nil
-        }
-        return String(authorization.dropFirst(7).drop { $0 == " " })
+    /// The token of `Bearer <token>` (the scheme in any case). Compared as bytes: `count`
+    /// and `prefix` on strings walk characters.
+    static func bearerToken(_ authorization: String?) -> String? {
+        guard let utf8 = authorization?.utf8, utf8.count > 7,
+            zip(utf8.prefix(7), "bearer ".utf8).allSatisfy({ $0 == $1 || $0 | 0x20 == $1 && $1 != UInt8(ascii: " ") })
+        else { return nil }
+        let token = utf8.dropFirst(7).drop { $0 == UInt8(ascii: " ") }
+        return token.isEmpty ? nil : String(Substring(token))
     }
 
-    /// The caller of a token that needs no signature check now: an access token, or a
-    /// self-signed JWT already verified and not yet expired.
+    /// The caller of a token that needs no public-key signature check now: an access
+    /// token (checked with the server's secret, then remembered), or a token verified
+    /// before and not yet expired.
     private func knownCaller(_ token: String, now: Timestamp) -> Caller? {
-        if let access = tokens.verify(token, now: now) { return access }
-        guard let cached = verifiedJWTs.withLock({ $0[token] }), cached.expires > now else { return nil }
-        return cached.caller
+        if let cached = verified.withLock({ $0[token] }) { return cached.expires > now ? cached.caller : nil }
+        guard let (caller, expires) = tokens.verifyUntil(token, now: now) else { return nil }
+        remember(token, caller: caller, expires: expires)
+        return caller
+    }
+
+    private func remember(_ token: String, caller: Caller, expires: Timestamp) {
+        verified.withLock { cache in
+            if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
+            cache[token] = (caller, expires)
+        }
     }
 
     /// A revoked key or a deleted project ends its tokens at once.
@@ -97,18 +110,12 @@ public final class Authenticator: Sendable {
     }
 
     private func selfSignedCaller(_ token: String, now: Timestamp) async -> Caller? {
-        if let cached = verifiedJWTs.withLock({ $0[token] }) {
-            return cached.expires > now ? cached.caller : nil
-        }
         guard token.utf8.count < 8192, let keyID = ServiceAccountAssertion.keyID(of: token),
             let key = directory.activeKey(id: keyID),
             let expires = try? await ServiceAccountAssertion.verify(token, key: key, now: now)
         else { return nil }
         let caller = Caller(projectID: key.projectID, keyID: keyID)
-        verifiedJWTs.withLock { cache in
-            if cache.count >= Self.cacheLimit { cache.removeAll(keepingCapacity: true) }
-            cache[token] = (caller, expires)
-        }
+        remember(token, caller: caller, expires: expires)
         return caller
     }
 }

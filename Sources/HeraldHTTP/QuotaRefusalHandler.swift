@@ -1,4 +1,4 @@
-public import HTTPTypes
+import HTTPTypes
 import HeraldCore
 public import NIOCore
 public import NIOHTTPTypes
@@ -23,6 +23,9 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     private var refusal: HeraldError?
     /// Requests passed on whose answer has not ended.
     private var passedOn = 0
+    /// The last refusal answered and its rendered body and header fields: a project
+    /// refused again gets the same answer until its wait or the second changes.
+    private var rendered: (error: HeraldError, second: Int64, body: ByteBuffer, fields: HTTPFields)?
 
     public init(environment: HTTPEnvironment) {
         self.environment = environment
@@ -90,16 +93,26 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     private func answer(_ error: HeraldError, context: ChannelHandlerContext) {
-        let body = context.channel.allocator.buffer(string: error.v1Body.rendered)
-        var fields = error.headers
-        fields[.contentLength] = String(body.readableBytes)
-        fields[.date] = Self.httpDate(secondsSinceEpoch: environment.clock.now().milliseconds / 1000)
-        fields[.server] = "Herald"
+        let (body, fields) = rendering(error, allocator: context.channel.allocator)
         context.write(wrapOutboundOut(.head(HTTPResponse(status: error.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
         environment.metrics.countError(error)
         environment.metrics.countAnswer(route: SendRoutes.base, status: error.status)
+    }
+
+    /// The body and header fields of the answer to `error`, rendered again only when the
+    /// error or the second changed since the last one.
+    private func rendering(_ error: HeraldError, allocator: ByteBufferAllocator) -> (ByteBuffer, HTTPFields) {
+        let second = environment.clock.now().milliseconds / 1000
+        if let rendered, rendered.error == error, rendered.second == second { return (rendered.body, rendered.fields) }
+        let body = allocator.buffer(string: error.v1Body.rendered)
+        var fields = error.headers
+        fields[.contentLength] = String(body.readableBytes)
+        fields[.date] = Self.httpDate(secondsSinceEpoch: second)
+        fields[.server] = "Herald"
+        rendered = (error, second, body, fields)
+        return (body, fields)
     }
 
     /// An IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), as HTTP's `Date` header wants.

@@ -84,8 +84,19 @@ import Testing
             let metrics = environment.renderMetrics()
             #expect(metrics.contains(#"herald_errors_total{code="QUOTA_EXCEEDED"}"#))
             #expect(metrics.contains(#"route="/v1/projects/{project}/messages:send",status="429"}"#))
+            // Ten seconds on, the connection's next refusal names the shorter wait (the
+            // rendered answer is not reused for another error).
+            server.clock.advance(seconds: 10)
+            let later = try request(channel, head(server, token: token))
+            let laterError = environment.quotas.downstreamRefusal(project, now: server.clock.now())
+            guard case .head(let laterResponse) = later.answered.first else {
+                Issue.record("no answer: \(later)")
+                return
+            }
+            #expect(laterResponse.headerFields[.retryAfter] == laterError?.retryAfterSeconds.map(String.init))
+            #expect(laterResponse.headerFields[.retryAfter] != response.headerFields[.retryAfter])
             // Once the first message has left the window, sends go to the router again.
-            server.clock.advance(seconds: 51)
+            server.clock.advance(seconds: 41)
             #expect(try request(channel, head(server, token: token)).passed.count == 3)
         }
     }

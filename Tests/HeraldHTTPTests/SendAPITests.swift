@@ -4,6 +4,8 @@ import Hummingbird
 import HummingbirdTesting
 import Testing
 
+@testable import HeraldHTTP
+
 /// `POST /v1/projects/{p}/messages:send`: authentication, acceptance and FCM-shaped errors.
 @Suite struct SendAPITests {
     @Test func L1_anAcceptedSendAnswersAUniqueNameAndIsStoredDurably() async throws {
@@ -127,6 +129,15 @@ import Testing
         }
     }
 
+    @Test func C4_theBearerSchemeIsReadInAnyCase() {
+        #expect(Authenticator.bearerToken("Bearer ya29.abc") == "ya29.abc")
+        #expect(Authenticator.bearerToken("bEARER   ya29.abc") == "ya29.abc")
+        for refused in [nil, "", "Bearer", "Bearer ", "Bearer    ", "Basic ya29.abc", "Bearerya29.abc", "Bearer\tya29"]
+        {
+            #expect(Authenticator.bearerToken(refused) == nil)
+        }
+    }
+
     @Test func C1_aTokenOfOneProjectIsPermissionDeniedOnAnother() async throws {
         let server = try await TestServer.make()
         _ = try await TestServer.addProject("other-project", to: server.store, clock: server.clock)
@@ -145,6 +156,11 @@ import Testing
         let server = try await TestServer.make()
         try await server.test { client in
             let token = try await server.accessToken(client)
+            // Used once, so that the token is remembered as verified.
+            let used = try await TestServer.send(
+                #"{"message":{"topic":"a"},"validate_only":true}"#, project: "test-project", token: token,
+                client: client)
+            #expect(used.status == .ok)
             _ = try await server.store.revokeServiceAccountKey(id: server.key.id, at: server.clock.now())
             try await server.node.directory.reload(from: server.store)
             try expectUnauthenticated(
