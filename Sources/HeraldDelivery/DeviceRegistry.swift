@@ -131,7 +131,7 @@ public final class DeviceRegistry: Sendable {
     /// count are neither offered nor announced: the session reads them from the queue.
     public func store(
         _ entries: [QueuedMessage], maximumPending: Int, with write: @Sendable () async throws -> [Enqueued]
-    ) async throws -> [Enqueued] {
+    ) async throws {
         let offered = entries.map { $0.deletedCount == 0 && offerBeforeStoring($0, maximumPending: maximumPending) }
         var enqueued: [Enqueued] = []
         defer {
@@ -146,7 +146,6 @@ public final class DeviceRegistry: Sendable {
                 stored(outcome.stored)
             }
         }
-        return enqueued
     }
 
     /// Offers the session holding the entry's device a message while its row is being

@@ -181,7 +181,7 @@ public actor FanoutEngine {
         let (firstDone, cursor) = page.next.cursors(first: first, job: job)
         let limits = QueueLimits(project.settings)
         // Devices connected here get the message while the page is written.
-        _ = try await registry.store(entries, maximumPending: limits.maximumPending) { [store, job] in
+        try await registry.store(entries, maximumPending: limits.maximumPending) { [store, job] in
             try await store.storeFanoutPage(
                 messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
                 done: done, limits: limits, stats: stats)

@@ -202,10 +202,7 @@ public struct MCSSession: Sendable {
         }
         // Sent when it was offered and acknowledged before its row was written.
         if recentlyAcknowledged.contains(message.persistentID) { return [] }
-        guard !isDozing, !isLoading, !mayHaveMore, pushed.count < Self.maximumPushed,
-            inFlight.count < configuration.maximumInFlight, inFlight[message.persistentID] == nil,
-            message.sequence > sentThrough
-        else { return wake() }
+        guard isIdle(for: message), message.sequence > sentThrough else { return wake() }
         guard mayGo(message, now: now), let action = deliver(message, now: now) else { return [] }
         pushed.insert(message.sequence)
         inFlight[message.persistentID] = message.sequence
@@ -222,14 +219,20 @@ public struct MCSSession: Sendable {
     /// `maximumPending` (D1: the queue cannot overflow). Answers the send, or nothing if
     /// the message waits for its row as usual.
     public mutating func offered(_ message: QueuedMessage, maximumPending: Int, now: Timestamp) -> [Action] {
-        guard case .established = phase, !isDozing, !isLoading, !mayHaveMore, message.deletedCount == 0,
-            pushed.count < Self.maximumPushed, inFlight.count < configuration.maximumInFlight,
+        guard case .established = phase, isIdle(for: message), message.deletedCount == 0,
             message.collapseKey != nil || (inFlight.count + 1) * 2 <= maximumPending,
-            inFlight[message.persistentID] == nil, !recentlyAcknowledged.contains(message.persistentID),
+            !recentlyAcknowledged.contains(message.persistentID),
             mayGo(message, now: now), let action = deliver(message, now: now)
         else { return [] }
         inFlight[message.persistentID] = Self.notYetStored
         return [action]
+    }
+
+    /// Whether the session may send `message` at once, without reading the queue: awake,
+    /// no read under way or owed, room in the window, and the message not in flight.
+    private func isIdle(for message: QueuedMessage) -> Bool {
+        !isDozing && !isLoading && !mayHaveMore && pushed.count < Self.maximumPushed
+            && inFlight.count < configuration.maximumInFlight && inFlight[message.persistentID] == nil
     }
 
     /// How many acknowledged ids a session remembers.
