@@ -194,7 +194,7 @@ let package = Package(
             name: "HeraldStorageTests",
             dependencies: [
                 "HeraldCore", "HeraldStorage", "HeraldDelivery", .product(name: "Logging", package: "swift-log"),
-                .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

@@ -29,7 +29,7 @@ public struct FanoutJob: Sendable, Hashable {
     public var firstDevices: [UInt64]
     /// How many of `firstDevices` have been expanded; pages continue after them.
     public var firstDone: Int
-    /// The last registration token expanded; pages continue after it, also after a restart.
+    /// Where the pages continue, also after a restart: a `FanoutPosition`'s `cursor`.
     public var cursor: String
     /// How many app instances it reached so far.
     public var delivered: Int
@@ -51,6 +51,76 @@ public struct FanoutJob: Sendable, Hashable {
         self.cursor = cursor
         self.delivered = delivered
     }
+}
+
+/// Where a fanout's pages of app instances continue.
+///
+/// Pages are read in the order of the instances' devices (their android ids as the store
+/// keeps them, signed), then tokens: a page's queue rows then fall on neighbouring entries of
+/// the queue's device index, and a commit rewrites a few of its pages instead of most of
+/// them. Jobs stored before that order kept the last token as their cursor; they go on in
+/// token order.
+public enum FanoutPosition: Sendable, Hashable {
+    case start
+    /// After this device and token.
+    case after(device: Int64, token: String)
+    /// After this token, in token order.
+    case afterToken(String)
+
+    /// The position just past `registration`, in this position's order.
+    public func advanced(past registration: Registration) -> FanoutPosition {
+        if case .afterToken = self { return .afterToken(registration.token) }
+        return .after(device: Int64(bitPattern: registration.androidID), token: registration.token)
+    }
+
+    /// Reads a stored cursor.
+    public init(cursor: String) {
+        guard let first = cursor.first else {
+            self = .start
+            return
+        }
+        guard first == Self.mark, let colon = cursor.firstIndex(of: ":"),
+            let device = Int64(cursor[cursor.index(after: cursor.startIndex)..<colon])
+        else {
+            self = .afterToken(cursor)
+            return
+        }
+        self = .after(device: device, token: String(cursor[cursor.index(after: colon)...]))
+    }
+
+    /// The text stored as `FanoutJob.cursor`. A token never starts with the mark.
+    public var cursor: String {
+        switch self {
+        case .start: ""
+        case .after(let device, let token): "\(Self.mark)\(device):\(token)"
+        case .afterToken(let token): token
+        }
+    }
+
+    /// Whether `registration` comes after this position, in the position's order.
+    public func precedes(_ registration: Registration) -> Bool {
+        switch self {
+        case .start: true
+        case .after(let device, let token):
+            (device, token) < (Int64(bitPattern: registration.androidID), registration.token)
+        case .afterToken(let token): token < registration.token
+        }
+    }
+
+    /// The registrations that come after this position, in its order, at most `limit`.
+    public func page(of registrations: some Sequence<Registration>, limit: Int) -> [Registration] {
+        let later = registrations.filter(precedes)
+        guard case .afterToken = self else {
+            return Array(
+                later.sorted {
+                    (Int64(bitPattern: $0.androidID), $0.token) < (Int64(bitPattern: $1.androidID), $1.token)
+                }
+                .prefix(limit))
+        }
+        return Array(later.sorted { $0.token < $1.token }.prefix(limit))
+    }
+
+    private static let mark: Character = "@"
 }
 
 /// A topic subscription (the v1 `TopicSubscription` resource).

@@ -269,7 +269,9 @@ public actor FanoutEngine {
         guard !connected.isEmpty, held + connected.count <= firstDeviceBudget,
             try await audience(job, projectID: job.projectID, after: "").count >= pageSize
         else { return [] }
-        return try await store.startFanout(messageID: job.messageID, firstDevices: connected)
+        // In the order of the queue's device index, so that a page's rows land close together.
+        let ordered = connected.sorted { Int64(bitPattern: $0) < Int64(bitPattern: $1) }
+        return try await store.startFanout(messageID: job.messageID, firstDevices: ordered)
     }
 
     /// The devices connected here, then, with several nodes, those the other nodes hold
@@ -354,10 +356,8 @@ public actor FanoutEngine {
             let candidates = try await audience(job, projectID: projectID, after: cursor)
             // The first devices' app instances had it already.
             let rest = first.set.isEmpty ? candidates : candidates.filter { !first.set.contains($0.androidID) }
-            return (
-                try await matching(rest, job: job), .token(candidates.last?.token ?? cursor),
-                candidates.count < pageSize
-            )
+            let next = candidates.last.map { FanoutPosition(cursor: cursor).advanced(past: $0).cursor } ?? cursor
+            return (try await matching(rest, job: job), .token(next), candidates.count < pageSize)
         }
     }
 
@@ -406,18 +406,18 @@ public actor FanoutEngine {
             return try await store.audience(
                 projectID: projectID, topics: Self.topics(of: job.audience), after: cursor, limit: pageSize)
         case .deviceGroup(let key):
+            // A group has at most 20 members: read them all, then take the page.
             let members =
                 try await store.deviceGroup(projectID: projectID, name: nil, notificationKey: key)?.members ?? []
             var registrations: [Registration] = []
-            for token in members.sorted() where token > cursor {
+            for token in members {
                 if let registration = try await store.registration(token: token), registration.projectID == projectID,
                     registration.deletedAt == nil
                 {
                     registrations.append(registration)
                 }
-                if registrations.count == pageSize { break }
             }
-            return registrations
+            return FanoutPosition(cursor: cursor).page(of: registrations, limit: pageSize)
         }
     }
 

@@ -140,8 +140,9 @@ public protocol HeraldStore: Sendable {
     /// checks a page of hundreds); tokens with no subscription are left out.
     func topics(ofTokens tokens: [String]) async throws -> [String: Set<String>]
 
-    /// Live app registrations of a project, ordered by token, after `cursor`: those
-    /// subscribed to any of `topics`, or every one when `topics` is nil.
+    /// Live app registrations of a project after `cursor` (a `FanoutPosition`), in its
+    /// order, at most `limit`: those subscribed to any of `topics`, or every one when
+    /// `topics` is nil.
     func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
         -> [Registration]
 

@@ -256,15 +256,13 @@ public actor InMemoryStore: HeraldStore {
 
     public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) -> [Registration] {
         let wanted = topics.map(Set.init)
-        return Array(
-            registrationsByToken.values.filter { registration in
-                guard registration.projectID == projectID, registration.kind == .app, registration.deletedAt == nil,
-                    registration.token > cursor
-                else { return false }
-                guard let wanted else { return true }
-                return !Set((topicSubscriptions[registration.token] ?? [:]).keys).isDisjoint(with: wanted)
-            }
-            .sorted { $0.token < $1.token }.prefix(limit))
+        let candidates = registrationsByToken.values.filter { registration in
+            guard registration.projectID == projectID, registration.kind == .app, registration.deletedAt == nil
+            else { return false }
+            guard let wanted else { return true }
+            return !Set((topicSubscriptions[registration.token] ?? [:]).keys).isDisjoint(with: wanted)
+        }
+        return FanoutPosition(cursor: cursor).page(of: candidates, limit: limit)
     }
 
     public func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) -> [Registration] {
@@ -272,6 +270,7 @@ public actor InMemoryStore: HeraldStore {
         return audience(projectID: projectID, topics: topics, after: "", limit: .max).filter {
             devices.contains($0.androidID)
         }
+        .sorted { $0.token < $1.token }
     }
 
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats additions: [DeliveryStat]) throws {

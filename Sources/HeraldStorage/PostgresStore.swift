@@ -290,6 +290,21 @@ public final class PostgresStore: ClusterStore {
                 "ALTER TABLE fanouts ADD COLUMN first_done INTEGER NOT NULL DEFAULT 0",
             ]
         ),
+        (
+            // Fanout pages are read in device order (`FanoutPosition`).
+            "v4-fanout-pages-by-device",
+            [
+                "ALTER TABLE topic_subscriptions ADD COLUMN android_id BIGINT NOT NULL DEFAULT 0",
+                """
+                UPDATE topic_subscriptions SET android_id = registrations.android_id
+                FROM registrations WHERE registrations.token = topic_subscriptions.token
+                """,
+                "DROP INDEX topic_subscriptions_topic",
+                "CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, android_id, token)",
+                "DROP INDEX registrations_project",
+                "CREATE INDEX registrations_project ON registrations(project_id, android_id, token)",
+            ]
+        ),
     ]
 
     private func migrate() async throws {
@@ -821,12 +836,14 @@ public final class PostgresStore: ClusterStore {
                     "SELECT COUNT(*) FROM topic_subscriptions WHERE token = \(subscription.token)", on: connection
                 ).first?.decode(Int.self) ?? 0
             guard count < limit else { throw StoreError.limit("topics per token") }
-            try await self.run(
+            let inserted = try await self.count(
                 """
-                INSERT INTO topic_subscriptions (token, topic, project_id, created_at)
-                VALUES (\(subscription.token), \(subscription.topic), \(subscription.projectID),
-                    \(subscription.createdAt.milliseconds))
+                INSERT INTO topic_subscriptions (token, topic, project_id, created_at, android_id)
+                SELECT \(subscription.token), \(subscription.topic), \(subscription.projectID),
+                    \(subscription.createdAt.milliseconds), android_id
+                FROM registrations WHERE token = \(subscription.token) RETURNING 1
                 """, on: connection)
+            guard inserted > 0 else { throw StoreError.notFound("token") }
             return true
         }
     }
@@ -860,25 +877,33 @@ public final class PostgresStore: ClusterStore {
     public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
         -> [Registration]
     {
-        if let topics {
-            guard !topics.isEmpty else { return [] }
-            return try await rows(
+        if topics?.isEmpty == true { return [] }
+        var binds = PostgresBindings()
+        let project = binds.place(projectID)
+        let (after, order): (String, String) =
+            switch FanoutPosition(cursor: cursor) {
+            case .start: ("", "android_id, token")
+            case .after(let device, let token):
+                ("AND (android_id, token) > (\(binds.place(device)), \(binds.place(token)))", "android_id, token")
+            case .afterToken(let token): ("AND token > \(binds.place(token))", "token")
+            }
+        let sql =
+            if let topics {
                 """
-                SELECT \(unescaped: Self.registrationColumns) FROM registrations WHERE token IN (
-                    SELECT DISTINCT token FROM topic_subscriptions
-                    WHERE project_id = \(projectID) AND topic = ANY(\(topics)) AND token > \(cursor)
-                    ORDER BY token LIMIT \(limit))
-                AND deleted_at IS NULL ORDER BY token
+                SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
+                    SELECT token FROM (SELECT DISTINCT android_id, token FROM topic_subscriptions
+                        WHERE project_id = \(project) AND topic = ANY(\(binds.place(topics))) \(after)
+                        ORDER BY \(order) LIMIT \(binds.place(limit))) AS page)
+                AND deleted_at IS NULL ORDER BY \(order)
                 """
-            ).map(Self.registration)
-        }
-        return try await rows(
-            """
-            SELECT \(unescaped: Self.registrationColumns) FROM registrations
-            WHERE project_id = \(projectID) AND kind = 'app' AND deleted_at IS NULL AND token > \(cursor)
-            ORDER BY token LIMIT \(limit)
-            """
-        ).map(Self.registration)
+            } else {
+                """
+                SELECT \(Self.registrationColumns) FROM registrations
+                WHERE project_id = \(project) AND kind = 'app' AND deleted_at IS NULL \(after)
+                ORDER BY \(order) LIMIT \(binds.place(limit))
+                """
+            }
+        return try await rows(PostgresQuery(unsafeSQL: sql, binds: binds)).map(Self.registration)
     }
 
     public func audience(projectID: String, topics: [String]?, androidIDs: [UInt64]) async throws -> [Registration] {

@@ -233,6 +233,20 @@ public final class SQLiteStore: HeraldStore {
                     ALTER TABLE fanouts ADD COLUMN first_done INTEGER NOT NULL DEFAULT 0;
                     """)
         }
+        migrator.registerMigration("v8-fanout-pages-by-device") { db in
+            // Fanout pages are read in device order (`FanoutPosition`), so subscriptions carry
+            // their registration's device and both audience indexes order by it.
+            try db.execute(
+                sql: """
+                    ALTER TABLE topic_subscriptions ADD COLUMN android_id INTEGER NOT NULL DEFAULT 0;
+                    UPDATE topic_subscriptions SET android_id =
+                        (SELECT android_id FROM registrations WHERE registrations.token = topic_subscriptions.token);
+                    DROP INDEX topic_subscriptions_topic;
+                    CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, android_id, token);
+                    DROP INDEX registrations_project;
+                    CREATE INDEX registrations_project ON registrations(project_id, android_id, token);
+                    """)
+        }
         return migrator
     }
 
@@ -843,10 +857,15 @@ public final class SQLiteStore: HeraldStore {
                 ?? 0
             guard count < limit else { throw StoreError.limit("topics per token") }
             try db.executeCached(
-                sql: "INSERT INTO topic_subscriptions (token, topic, project_id, created_at) VALUES (?, ?, ?, ?)",
+                sql: """
+                    INSERT INTO topic_subscriptions (token, topic, project_id, created_at, android_id)
+                    SELECT ?, ?, ?, ?, android_id FROM registrations WHERE token = ?
+                    """,
                 arguments: [
                     subscription.token, subscription.topic, subscription.projectID, subscription.createdAt.milliseconds,
+                    subscription.token,
                 ])
+            guard db.changesCount > 0 else { throw StoreError.notFound("token") }
             return true
         }
     }
@@ -886,28 +905,34 @@ public final class SQLiteStore: HeraldStore {
     public func audience(projectID: String, topics: [String]?, after cursor: String, limit: Int) async throws
         -> [Registration]
     {
-        try read { db in
+        if topics?.isEmpty == true { return [] }
+        let (after, order, start): (String, String, [any DatabaseValueConvertible]) =
+            switch FanoutPosition(cursor: cursor) {
+            case .start: ("", "android_id, token", [])
+            case .after(let device, let token):
+                ("AND (android_id, token) > (?, ?)", "android_id, token", [device, token])
+            case .afterToken(let token): ("AND token > ?", "token", [token])
+            }
+        return try read { db in
             if let topics {
-                guard !topics.isEmpty else { return [] }
                 let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
+                // One topic is read straight off its index in page order; several are merged.
+                let keys = topics.count == 1 ? "android_id, token" : "DISTINCT android_id, token"
                 return try db.fetchAllCached(
                     sql: """
                         SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
-                            SELECT DISTINCT token FROM topic_subscriptions
-                            WHERE project_id = ? AND topic IN (\(marks)) AND token > ?
-                            ORDER BY token LIMIT ?)
-                        AND deleted_at IS NULL ORDER BY token
+                            SELECT token FROM (SELECT \(keys) FROM topic_subscriptions
+                                WHERE project_id = ? AND topic IN (\(marks)) \(after) ORDER BY \(order) LIMIT ?))
+                        AND deleted_at IS NULL ORDER BY \(order)
                         """,
-                    arguments: StatementArguments(
-                        [projectID] + topics + [cursor, limit] as [any DatabaseValueConvertible]),
-                    Self.registration)
+                    arguments: StatementArguments([projectID] + topics + start + [limit]), Self.registration)
             }
             return try db.fetchAllCached(
                 sql: """
                     SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
-                    AND token > ? ORDER BY token LIMIT ?
+                    \(after) ORDER BY \(order) LIMIT ?
                     """,
-                arguments: [projectID, cursor, limit], Self.registration)
+                arguments: StatementArguments([projectID] + start + [limit]), Self.registration)
         }
     }
 

@@ -141,4 +141,12 @@ final class Timeline: Sendable {
 
     var values: [Int64] { storage.withLock { $0.values } }
     var count: Int { storage.withLock { $0.count } }
+
+    /// Forgets every time recorded.
+    func reset() {
+        storage.withLock { storage in
+            storage.values = Array(repeating: -1, count: storage.values.count)
+            storage.count = 0
+        }
+    }
 }

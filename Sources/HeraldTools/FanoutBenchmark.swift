@@ -20,10 +20,13 @@ public struct FanoutBenchmark: Sendable {
         public var payloadBytes: Int
         /// Connected devices with an app instance of the project that is not subscribed.
         public var others: Int
+        /// Messages sent to the topic one after another, each once the last is everywhere: the
+        /// later ones find the offline queues holding the earlier ones.
+        public var sends: Int
 
         public init(
             target: BenchTarget, subscribers: Int, connected: Int, serverPID: Int32?, payloadBytes: Int = 0,
-            others: Int = 0
+            others: Int = 0, sends: Int = 1
         ) {
             self.target = target
             self.subscribers = subscribers
@@ -31,20 +34,17 @@ public struct FanoutBenchmark: Sendable {
             self.serverPID = serverPID
             self.payloadBytes = payloadBytes
             self.others = others
+            self.sends = max(1, sends)
         }
     }
 
-    public struct Report: Sendable {
+    /// What one send to the topic measured.
+    public struct Send: Sendable {
         public var subscribers: Int
-        public var connected: Int
-        public var others: Int
-        /// How many of the other devices received a message: none should, as they are not subscribed.
-        public var othersReceived: Int
         public var acceptMilliseconds: Double
         public var connectedReceived: Int
         public var connectedSeconds: Double
         public var allQueuedSeconds: Double
-        public var peakRSSKB: Int?
         /// Server CPU seconds from the send until the connected devices had it (with a server pid).
         public var serverCPUSeconds: Double?
         /// Server CPU seconds from the send until every queue held the message (with a server pid).
@@ -58,25 +58,48 @@ public struct FanoutBenchmark: Sendable {
         public var connectedPerSecond: Double { Double(connectedReceived) / connectedSeconds }
         public var overallPerSecond: Double { Double(subscribers) / allQueuedSeconds }
 
-        public var json: JSONValue {
-            .object([
-                (key: "subscribers", value: .number(Double(subscribers))),
-                (key: "connected", value: .number(Double(connected))),
-                (key: "other_connected", value: .number(Double(others))),
-                (key: "other_received", value: .number(Double(othersReceived))),
+        var fields: [(key: String, value: JSONValue)] {
+            [
                 (key: "accept_ms", value: .number((acceptMilliseconds * 100).rounded() / 100)),
                 (key: "connected_received", value: .number(Double(connectedReceived))),
                 (key: "connected_deliveries_per_second", value: .number(connectedPerSecond.rounded())),
                 (key: "all_queued_seconds", value: .number((allQueuedSeconds * 100).rounded() / 100)),
                 (key: "overall_deliveries_per_second", value: .number(overallPerSecond.rounded())),
-                (key: "peak_rss_kb", value: peakRSSKB.map { .number(Double($0)) } ?? .null),
                 (key: "server_cpu_seconds", value: serverCPUSeconds.map { .number($0) } ?? .null),
                 (key: "all_queued_server_cpu_seconds", value: allQueuedCPUSeconds.map { .number($0) } ?? .null),
                 (
                     key: "server_cpu_us_per_delivery",
                     value: cpuMicrosecondsPerDelivery.map { .number(($0 * 10).rounded() / 10) } ?? .null
                 ),
-            ])
+            ]
+        }
+    }
+
+    public struct Report: Sendable {
+        public var subscribers: Int
+        public var connected: Int
+        public var others: Int
+        /// How many of the other devices received a message: none should, as they are not subscribed.
+        public var othersReceived: Int
+        /// Each send, in order; the first is the report's headline.
+        public var sends: [Send]
+        public var peakRSSKB: Int?
+
+        public var first: Send { sends[0] }
+
+        public var json: JSONValue {
+            var fields: [(key: String, value: JSONValue)] = [
+                (key: "subscribers", value: .number(Double(subscribers))),
+                (key: "connected", value: .number(Double(connected))),
+                (key: "other_connected", value: .number(Double(others))),
+                (key: "other_received", value: .number(Double(othersReceived))),
+            ]
+            fields += first.fields
+            fields.append((key: "peak_rss_kb", value: peakRSSKB.map { .number(Double($0)) } ?? .null))
+            if sends.count > 1 {
+                fields.append((key: "later_sends", value: .array(sends.dropFirst().map { .object($0.fields) })))
+            }
+            return .object(fields)
         }
     }
 
@@ -88,7 +111,6 @@ public struct FanoutBenchmark: Sendable {
 
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
-        let projectID = options.target.credentials.projectID
         progress("registering \(options.subscribers + options.others) app instances")
         let registered = try await options.target.registerInstances(options.subscribers + options.others)
         let devices = Array(registered.prefix(options.subscribers))
@@ -154,15 +176,35 @@ public struct FanoutBenchmark: Sendable {
         defer { for channel in channels { channel.close(promise: nil) } }
         progress("waiting for the server to finish the logins")
         try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
+        var sends: [Send] = []
+        for index in 0..<options.sends {
+            if index > 0 {
+                receipts.reset()
+                try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
+            }
+            progress("sending to the topic" + (options.sends > 1 ? " (\(index + 1) of \(options.sends))" : ""))
+            sends.append(try await send(receipts: receipts, origin: origin, headers: headers))
+        }
+        return Report(
+            subscribers: options.subscribers, connected: options.connected, others: options.others,
+            othersReceived: othersReceived.count, sends: sends,
+            peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes))
+    }
+
+    /// Sends one message to the topic and waits until the connected devices have it and
+    /// every queue holds it.
+    private func send(receipts: Timeline, origin: ContinuousClock.Instant, headers: [(String, String)])
+        async throws -> Send
+    {
+        let options = options
         let before = try await fanoutCounter(headers: headers)
-        progress("sending to the topic")
         let payload = String(repeating: "x", count: options.payloadBytes)
         let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
         let sent = ContinuousClock.now
         let result = try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
             connection in
             try await connection.request(
-                .POST, "/v1/projects/\(projectID)/messages:send", headers: headers,
+                .POST, "/v1/projects/\(options.target.credentials.projectID)/messages:send", headers: headers,
                 body: Array(#"{"message":{"topic":"bench-fanout","data":{"bench":"\#(payload)"}}}"#.utf8))
         }
         let accepted = ContinuousClock.now
@@ -187,12 +229,10 @@ public struct FanoutBenchmark: Sendable {
             }
             try await Task.sleep(for: .milliseconds(50))
         }
-        return Report(
-            subscribers: options.subscribers, connected: options.connected, others: options.others,
-            othersReceived: othersReceived.count, acceptMilliseconds: (accepted - sent).seconds * 1000,
-            connectedReceived: receipts.count,
-            connectedSeconds: connectedSeconds, allQueuedSeconds: (allQueued - sent).seconds,
-            peakRSSKB: options.serverPID.flatMap(ProcessMemory.peakResidentKilobytes),
+        return Send(
+            subscribers: options.subscribers, acceptMilliseconds: (accepted - sent).seconds * 1000,
+            connectedReceived: receipts.count, connectedSeconds: connectedSeconds,
+            allQueuedSeconds: (allQueued - sent).seconds,
             serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } },
             allQueuedCPUSeconds: cpuBefore.flatMap { before in allQueuedCPU.map { $0 - before } })
     }

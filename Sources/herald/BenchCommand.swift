@@ -143,6 +143,7 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(name: .customLong("payload-bytes"), help: "Size of the message's data value.") var payloadBytes = 0
         @Option(help: "Further connected devices whose app instances are not subscribed (a busy node).")
         var others = 0
+        @Option(help: "Messages sent one after another, each once the last is everywhere.") var sends = 1
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
@@ -153,7 +154,8 @@ struct BenchCommand: AsyncParsableCommand {
                 let benchmark = FanoutBenchmark(
                     options: .init(
                         target: target, subscribers: subscribers, connected: connected,
-                        serverPID: serverPID ?? server?.pid, payloadBytes: payloadBytes, others: others))
+                        serverPID: serverPID ?? server?.pid, payloadBytes: payloadBytes, others: others,
+                        sends: sends))
                 return try await BenchOutput.run(json: json, benchmark.run)
             }
             guard let report else { return }
@@ -163,17 +165,20 @@ struct BenchCommand: AsyncParsableCommand {
                 )
             }
             print(
-                "subscribers   connected   accept ms   connected received   connected/s   all queued s   overall/s   "
-                    + "server CPU µs/delivery   peak RSS"
+                "send   subscribers   connected   accept ms   connected received   connected/s   all queued s   "
+                    + "overall/s   server CPU µs/delivery   peak RSS"
             )
-            let accept = String(format: "%.2f", report.acceptMilliseconds)
-            let allQueued = String(format: "%.2f", report.allQueuedSeconds)
             let rss = report.peakRSSKB.map { "\($0) kB" } ?? "-"
-            let cpu = report.cpuMicrosecondsPerDelivery.map { String(format: "%.1f", $0) } ?? "-"
-            print(
-                "\(report.subscribers)   \(report.connected)   \(accept)   \(report.connectedReceived)   "
-                    + "\(Int(report.connectedPerSecond))   \(allQueued)   \(Int(report.overallPerSecond))   \(cpu)   \(rss)"
-            )
+            for (index, send) in report.sends.enumerated() {
+                let accept = String(format: "%.2f", send.acceptMilliseconds)
+                let allQueued = String(format: "%.2f", send.allQueuedSeconds)
+                let cpu = send.cpuMicrosecondsPerDelivery.map { String(format: "%.1f", $0) } ?? "-"
+                print(
+                    "\(index + 1)   \(report.subscribers)   \(report.connected)   \(accept)   \(send.connectedReceived)   "
+                        + "\(Int(send.connectedPerSecond))   \(allQueued)   \(Int(send.overallPerSecond))   \(cpu)   "
+                        + (index == report.sends.count - 1 ? rss : "")
+                )
+            }
         }
     }
 

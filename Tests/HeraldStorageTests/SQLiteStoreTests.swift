@@ -1,7 +1,9 @@
 import Foundation
+import GRDB
 import HeraldCore
-import HeraldStorage
 import Testing
+
+@testable import HeraldStorage
 
 /// What only the embedded store does.
 @Suite struct SQLiteStoreTests {
@@ -23,5 +25,33 @@ import Testing
         try await Task.sleep(for: .milliseconds(20))
         sweep.cancel()
         await #expect(throws: CancellationError.self) { try await sweep.value }
+    }
+
+    /// T3: a database from before fanout pages went in device order is migrated: its
+    /// subscriptions learn their devices, so its topics' pages come in device order.
+    @Test func T3_subscriptionsStoredBeforeDeviceOrderAreReadInDeviceOrder() async throws {
+        let path = (temporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.migrator.migrate(old, upTo: "v7-fanout-first-devices")
+        try await old.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
+                        VALUES ('alpha-project', 1, 'a', 's', 0, '{}');
+                    INSERT INTO devices (android_id, security_token, created_at) VALUES (9, 1, 0), (-5, 1, 0);
+                    INSERT INTO registrations (token, kind, project_id, sender, app_id, platform, android_id, created_at)
+                        VALUES ('t1', 'app', 'alpha-project', '1', 'app', 'android', 9, 0),
+                            ('t2', 'app', 'alpha-project', '1', 'app', 'android', -5, 0);
+                    INSERT INTO topic_subscriptions (token, topic, project_id, created_at)
+                        VALUES ('t1', 'news', 'alpha-project', 0), ('t2', 'news', 'alpha-project', 0);
+                    """)
+        }
+        try old.close()
+        let store = try SQLiteStore(path: path)
+        let first = try await store.audience(projectID: "alpha-project", topics: ["news"], after: "", limit: 1)
+        #expect(first.map(\.token) == ["t2"])
+        let next = FanoutPosition.start.advanced(past: try #require(first.first)).cursor
+        let second = try await store.audience(projectID: "alpha-project", topics: ["news"], after: next, limit: 1)
+        #expect(second.map(\.token) == ["t1"])
     }
 }

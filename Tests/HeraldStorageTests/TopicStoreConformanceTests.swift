@@ -44,12 +44,47 @@ import Testing
             let page = try await store.audience(projectID: "alpha-project", topics: ["news"], after: cursor, limit: 2)
             seen += page.map(\.token)
             guard let last = page.last else { break }
-            cursor = last.token
+            cursor = FanoutPosition(cursor: cursor).advanced(past: last).cursor
         }
         #expect(seen == ["t0", "t1", "t2", "t4", "t5", "t6"])
         let everyone = try await store.audience(projectID: "alpha-project", topics: nil, after: "", limit: 100)
         #expect(everyone.map(\.token) == ["t0", "t1", "t2", "t4", "t5", "t6"])
         #expect(try await store.audience(projectID: "alpha-project", topics: ["nobody"], after: "", limit: 10).isEmpty)
+    }
+
+    /// T3: pages go by device (as stored: signed), then token, so that a page's queue rows
+    /// fall together in the queue's device index; a cursor stored as a bare token, by a job
+    /// from before that order, goes on in token order.
+    @Test(arguments: Backend.allCases)
+    func T3_pagesGoInDeviceOrderAndBareTokenCursorsInTokenOrder(_ backend: Backend) async throws {
+        let store = try await prepared(backend, tokens: [])
+        let high: UInt64 = .max - 1  // -2 as stored: the first device
+        for id in [high, 5] {
+            try await store.createDevice(Device(androidID: id, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+        }
+        let layout: [(String, UInt64)] = [("a1", 42), ("b1", high), ("c1", 5), ("d1", high), ("e1", 5), ("f1", 42)]
+        for (token, device) in layout {
+            try await store.createRegistration(sampleRegistration(token, device: device))
+            _ = try await store.subscribe(subscription(token, token < "d" ? "news" : "sport"), limit: 10)
+        }
+        _ = try await store.subscribe(subscription("e1", "news"), limit: 10)
+        func pages(_ topics: [String]?, from cursor: String = "") async throws -> [[String]] {
+            var cursor = cursor
+            var pages: [[String]] = []
+            while true {
+                let page = try await store.audience(projectID: "alpha-project", topics: topics, after: cursor, limit: 2)
+                guard let last = page.last else { return pages }
+                pages.append(page.map(\.token))
+                cursor = FanoutPosition(cursor: cursor).advanced(past: last).cursor
+            }
+        }
+        let byDevice = [["b1", "d1"], ["c1", "e1"], ["a1", "f1"]]
+        #expect(try await pages(["news", "sport"]) == byDevice)
+        #expect(try await pages(nil) == byDevice)
+        #expect(try await pages(["news"]) == [["b1", "c1"], ["e1", "a1"]])
+        #expect(try await pages(["news", "sport"], from: "c1") == [["d1", "e1"], ["f1"]])
+        #expect(try await pages(nil, from: "c1") == [["d1", "e1"], ["f1"]])
+        #expect(try await pages(["sport"], from: "d1") == [["e1", "f1"]])
     }
 
     @Test(arguments: Backend.allCases)
