@@ -101,8 +101,11 @@ public actor InMemoryStore: HeraldStore {
         for projectID in batch.map(\.projectID) + entries.map(\.projectID) where projectsByID[projectID] == nil {
             throw StoreError.notFound("project \(projectID)")
         }
+        var batchIDs: Set<String> = []
         for entry in entries
-        where queue.contains(where: { $0.androidID == entry.androidID && $0.persistentID == entry.persistentID }) {
+        where !batchIDs.insert("\(entry.androidID) \(entry.persistentID)").inserted
+            || queue.contains(where: { $0.androidID == entry.androidID && $0.persistentID == entry.persistentID })
+        {
             throw StoreError.conflict("persistent id \(entry.persistentID)")
         }
         for message in batch { messages[message.id] = message }

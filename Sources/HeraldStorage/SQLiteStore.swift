@@ -407,15 +407,25 @@ public final class SQLiteStore: HeraldStore {
             var persistentID: String
         }
         var taken: Set<DeviceMessage> = []
-        let tokens = Set(queue.map(\.token))
-        let devices = Array(Set(queue.map { Int64(bitPattern: $0.androidID) }))
+        // The batch's entries by device. A pending row is compared in place with the entries
+        // of its device: its token picks the queue it belongs to, and its persistent id matters
+        // only when an entry has the same one. A fanout page's devices hold several pending
+        // rows each once a topic has sent a few messages; making strings of their tokens and
+        // ids cost more than reading them.
+        var incoming: [Int64: [Int]] = [:]
+        for (index, entry) in queue.enumerated() {
+            incoming[Int64(bitPattern: entry.androidID), default: []].append(index)
+        }
         try Self.forEachRow(
             db, "SELECT \(Self.admissionColumns) FROM device_queue WHERE android_id IN (?) ORDER BY sequence",
-            of: devices
+            of: Array(incoming.keys)
         ) { row in
-            let entry = Self.queued(row)
-            taken.insert(DeviceMessage(androidID: entry.androidID, persistentID: entry.persistentID))
-            if tokens.contains(entry.token) { current[entry.token, default: []].append(entry) }
+            guard let entries = incoming[row.int64(1)] else { return }
+            for index in entries where row.text(3, equals: queue[index].persistentID) {
+                taken.insert(DeviceMessage(androidID: queue[index].androidID, persistentID: queue[index].persistentID))
+            }
+            guard let owner = entries.first(where: { row.text(2, equals: queue[$0].token) }) else { return }
+            current[queue[owner].token, default: []].append(Self.pending(row, token: queue[owner].token))
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
         for entry in queue {
@@ -565,6 +575,17 @@ public final class SQLiteStore: HeraldStore {
     /// The queue columns with an empty stanza: what admitting a message looks at, without
     /// reading every pending message's payload for each new one.
     static let admissionColumns = queueColumns.replacingOccurrences(of: "stanza,", with: "X'' AS stanza,")
+
+    /// A pending row read with `admissionColumns`, as admitting another entry sees it: the
+    /// token is the caller's, and neither its persistent id nor its message id is read.
+    private static func pending(_ row: ColumnReader, token: String) -> QueuedMessage {
+        QueuedMessage(
+            sequence: row.int64(0), androidID: UInt64(bitPattern: row.int64(1)), token: token, persistentID: "",
+            messageID: "", projectID: row.text(5), stanza: [], createdAt: Timestamp(milliseconds: row.int64(7)),
+            expiresAt: Timestamp(milliseconds: row.int64(8)), collapseKey: row.optionalText(9),
+            isHighPriority: row.int64(10) != 0, appID: row.text(11), analyticsLabel: row.text(12),
+            deletedCount: Int(row.int64(13)))
+    }
 
     private static func queued(_ row: ColumnReader) -> QueuedMessage {
         QueuedMessage(
@@ -1218,6 +1239,17 @@ struct ColumnReader {
     }
 
     func optionalText(_ column: Int32) -> String? { isNull(column) ? nil : text(column) }
+
+    /// Whether a text column holds `value`, compared without making a string of it.
+    func text(_ column: Int32, equals value: String) -> Bool {
+        let start = sqlite3_column_text(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return value.utf8.withContiguousStorageIfAvailable { bytes in
+            guard bytes.count == count else { return false }
+            guard count > 0, let start, let base = bytes.baseAddress else { return count == 0 }
+            return memcmp(start, base, count) == 0
+        } ?? (text(column) == value)
+    }
 
     /// The bytes of a blob column; nil for NULL.
     func bytes(_ column: Int32) -> [UInt8]? {

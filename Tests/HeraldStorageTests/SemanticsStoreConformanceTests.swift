@@ -50,6 +50,26 @@ func entry(
         #expect(try await report(store)?[.delivered] == 0)
     }
 
+    /// D1 counts an app instance's own queue, not its device's; a persistent id (what a
+    /// device acknowledges by) is unique on the device, so an entry whose id the device
+    /// has pending under any token, or twice in one batch, is refused with nothing stored.
+    @Test(arguments: Backend.allCases)
+    func D1_queuesAreAppInstancesAndPersistentIDsAreUniqueOnTheirDevice(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        try await store.appendMessages(
+            [], queue: [entry("a"), entry("x", token: "other"), entry("y", token: "other")], limits: limits, stats: [])
+        let more = try await store.appendMessages([], queue: [entry("b"), entry("c")], limits: limits, stats: [])
+        #expect(more.allSatisfy { $0.decision.deletionSignal == nil && $0.stored.count == 1 })
+        await #expect(throws: StoreError.conflict("persistent id x")) {
+            try await store.appendMessages([], queue: [entry("d"), entry("x")], limits: .unlimited, stats: [])
+        }
+        await #expect(throws: StoreError.conflict("persistent id e")) {
+            try await store.appendMessages(
+                [], queue: [entry("e"), entry("e", token: "other")], limits: .unlimited, stats: [])
+        }
+        #expect(try await ids(store) == ["a", "x", "y", "b", "c"])
+    }
+
     @Test(arguments: Backend.allCases)
     func D2_collapsingAndKeyEvictionAreAppliedAndCounted(_ backend: Backend) async throws {
         let store = try await prepared(backend)
