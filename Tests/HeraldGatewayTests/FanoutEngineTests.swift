@@ -161,6 +161,12 @@ import Testing
         await before.submit(try await world.job("m1", .topic("news")))
         try await before.step()
         try await before.step()
+        // Its cursor is a device and a token (`FanoutPosition`).
+        let stored = try #require(try await world.store.unfinishedFanouts().first)
+        guard case .after = FanoutPosition(cursor: stored.cursor) else {
+            Issue.record("cursor \(stored.cursor)")
+            return
+        }
         // The process dies; a new one opens the same database.
         let reopened = World(store: try SQLiteStore(dataDirectory: directory), project: world.project)
         let after = reopened.engine(pageSize: 6)
@@ -168,6 +174,25 @@ import Testing
         while try await after.step() != nil {}
         #expect(try await reopened.entriesPerToken(tokens) == Array(repeating: 1, count: 20))
         #expect(try await reopened.store.unfinishedFanouts().isEmpty)
+    }
+
+    /// T3: a job stored by a build that paged in token order, its cursor a bare token,
+    /// resumes after that token in token order: the tokens before it had the message then.
+    @Test func T3_aJobWithATokenCursorResumesInTokenOrder() async throws {
+        let directory = "/tmp/herald-fanout-" + SecureRandom.hex(bytes: 6)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
+        let tokens = try await world.subscribers(20, topics: ["news"]).sorted()
+        _ = try await world.job("m1", .topic("news"))
+        try await world.store.storeFanoutPage(
+            messageID: "m1", queue: [], firstDone: 0, cursor: tokens[5], reached: 6, done: false, limits: .unlimited,
+            stats: [])
+        let engine = world.engine(pageSize: 6)
+        try await engine.resume()
+        for _ in 0..<10 where try await engine.step() != nil {}
+        #expect(
+            try await world.entriesPerToken(tokens) == Array(repeating: 0, count: 6) + Array(repeating: 1, count: 14))
+        #expect(try await world.store.unfinishedFanouts().isEmpty)
     }
 
     @Test func T3_fanoutsBeyondTheLimitWaitAndSendsAreRefusedOnlyWhenTheWaitListIsFull() async throws {
