@@ -418,8 +418,17 @@ public final class DeviceGateway: Sendable {
         }
     }
     /// Counts an impression or an open against the message's project, app and label.
+    ///
+    /// A device is sent a message while the message is being written, so its impression
+    /// can come back before the write is done: an unknown message is looked for again for
+    /// half a second before the receipt is dropped.
     private func recordReceipt(_ counter: DeliveryCounter, messageID: String, androidID: UInt64) async {
-        guard let message = try? await store.message(id: messageID),
+        var found = try? await store.message(id: messageID)
+        for _ in 0..<10 where found == nil {
+            try? await Task.sleep(for: .milliseconds(50))
+            found = try? await store.message(id: messageID)
+        }
+        guard let message = found,
             let registration = try? await store.registrations(androidID: androidID).first(where: {
                 $0.projectID == message.projectID
             })
