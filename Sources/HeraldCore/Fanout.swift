@@ -70,7 +70,8 @@ public enum FanoutPosition: Sendable, Hashable {
     /// The position just past `registration`, in this position's order.
     public func advanced(past registration: Registration) -> FanoutPosition {
         if case .afterToken = self { return .afterToken(registration.token) }
-        return .after(device: Int64(bitPattern: registration.androidID), token: registration.token)
+        let (device, token) = Self.key(registration)
+        return .after(device: device, token: token)
     }
 
     /// Reads a stored cursor.
@@ -101,8 +102,7 @@ public enum FanoutPosition: Sendable, Hashable {
     public func precedes(_ registration: Registration) -> Bool {
         switch self {
         case .start: true
-        case .after(let device, let token):
-            (device, token) < (Int64(bitPattern: registration.androidID), registration.token)
+        case .after(let device, let token): (device, token) < Self.key(registration)
         case .afterToken(let token): token < registration.token
         }
     }
@@ -110,14 +110,13 @@ public enum FanoutPosition: Sendable, Hashable {
     /// The registrations that come after this position, in its order, at most `limit`.
     public func page(of registrations: some Sequence<Registration>, limit: Int) -> [Registration] {
         let later = registrations.filter(precedes)
-        guard case .afterToken = self else {
-            return Array(
-                later.sorted {
-                    (Int64(bitPattern: $0.androidID), $0.token) < (Int64(bitPattern: $1.androidID), $1.token)
-                }
-                .prefix(limit))
-        }
+        guard case .afterToken = self else { return Array(later.sorted { Self.key($0) < Self.key($1) }.prefix(limit)) }
         return Array(later.sorted { $0.token < $1.token }.prefix(limit))
+    }
+
+    /// A registration's place in page order: its device as the store keeps it (signed), then its token.
+    private static func key(_ registration: Registration) -> (Int64, String) {
+        (Int64(bitPattern: registration.androidID), registration.token)
     }
 
     private static let mark: Character = "@"
