@@ -1374,8 +1374,8 @@ public final class PostgresStore: ClusterStore {
             createdAt: Timestamp(milliseconds: created), deletedAt: deleted.map(Timestamp.init(milliseconds:)))
     }
 
-    static let queueColumns = SQLiteStore.queueColumns
-    static let admissionColumns = queueColumns.replacingOccurrences(of: "stanza,", with: "''::bytea AS stanza,")
+    static let queueColumns = SQLiteStore.queueColumns(stanza: "stanza")
+    static let admissionColumns = SQLiteStore.queueColumns(stanza: "''::bytea AS stanza")
 
     private static func queued(_ row: PostgresRow) throws -> QueuedMessage {
         let (

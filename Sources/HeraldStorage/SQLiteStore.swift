@@ -247,6 +247,17 @@ public final class SQLiteStore: HeraldStore {
                     CREATE INDEX registrations_project ON registrations(project_id, android_id, token);
                     """)
         }
+        migrator.registerMigration("v9-shared-queue-stanzas") { db in
+            // A fanout page's app instances of one app get the same stanza: it is stored once
+            // and their rows point at it (`SharedStanzas`), so a page writes a third of the bytes.
+            // A stanza goes when no row points at it any more (`deleteExpired`).
+            try db.execute(
+                sql: """
+                    CREATE TABLE queue_stanzas (id INTEGER PRIMARY KEY, stanza BLOB NOT NULL);
+                    ALTER TABLE device_queue ADD COLUMN stanza_id INTEGER;
+                    CREATE INDEX device_queue_stanza ON device_queue(stanza_id) WHERE stanza_id IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 
@@ -428,6 +439,7 @@ public final class SQLiteStore: HeraldStore {
             current[queue[owner].token, default: []].append(Self.pending(row, token: queue[owner].token))
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
+        var shared = SharedStanzas(queue)
         for entry in queue {
             let admission = QueueAdmission(entry, current: current[entry.token] ?? [], limits: limits)
             for sequence in admission.decision.delete { try delete.execute(arguments: [sequence]) }
@@ -439,7 +451,7 @@ public final class SQLiteStore: HeraldStore {
                     throw StoreError.conflict("persistent id \(row.persistentID)")
                 }
                 var inserted = row
-                inserted.sequence = try insert(row, db)
+                inserted.sequence = try insert(row, stanzaID: shared.id(of: row.stanza, db), db)
                 current[entry.token, default: []].append(inserted)
                 stored.append(inserted)
             }
@@ -473,14 +485,15 @@ public final class SQLiteStore: HeraldStore {
     /// Inserts a queue entry; answers its sequence number. The values are bound with
     /// SQLite's own calls: a fanout inserts hundreds of thousands of rows, and building
     /// an argument array per row cost more than SQLite's work.
+    /// A stanza that other rows share is stored once, as `stanzaID`, and the row's own is empty.
     @discardableResult
-    private static func insert(_ entry: QueuedMessage, _ db: Database) throws -> Int64 {
+    private static func insert(_ entry: QueuedMessage, stanzaID: Int64? = nil, _ db: Database) throws -> Int64 {
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO device_queue
                     (android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
-                     collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     collapse_key, is_high_priority, app_id, analytics_label, deleted_count, stanza_id)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         let handle = statement.sqliteStatement
         sqlite3_reset(handle)
@@ -490,11 +503,7 @@ public final class SQLiteStore: HeraldStore {
         bindText(handle, 3, entry.persistentID)
         bindText(handle, 4, entry.messageID)
         bindText(handle, 5, entry.projectID)
-        entry.stanza.withUnsafeBytes { bytes in
-            _ = sqlite3_bind_blob(
-                handle, 6, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count),
-                Self.transient)
-        }
+        bindBlob(handle, 6, stanzaID == nil ? entry.stanza : [])
         sqlite3_bind_int64(handle, 7, entry.createdAt.milliseconds)
         sqlite3_bind_int64(handle, 8, entry.expiresAt.milliseconds)
         if let key = entry.collapseKey { bindText(handle, 9, key) } else { sqlite3_bind_null(handle, 9) }
@@ -502,6 +511,7 @@ public final class SQLiteStore: HeraldStore {
         bindText(handle, 11, entry.appID)
         bindText(handle, 12, entry.analyticsLabel)
         sqlite3_bind_int64(handle, 13, Int64(entry.deletedCount))
+        if let stanzaID { sqlite3_bind_int64(handle, 14, stanzaID) } else { sqlite3_bind_null(handle, 14) }
         let code = sqlite3_step(handle)
         guard code == SQLITE_DONE else {
             throw DatabaseError(
@@ -509,6 +519,70 @@ public final class SQLiteStore: HeraldStore {
                 message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
         }
         return sqlite3_last_insert_rowid(db.sqliteConnection)
+    }
+
+    private static func bindBlob(_ handle: SQLiteStatement, _ index: Int32, _ bytes: [UInt8]) {
+        bytes.withUnsafeBytes { bytes in
+            _ = sqlite3_bind_blob(
+                handle, index, bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1), Int32(bytes.count),
+                Self.transient)
+        }
+    }
+
+    /// The stanzas that several entries of one batch share, each stored once in
+    /// `queue_stanzas` when its first entry is inserted. A fanout page's app instances of one
+    /// app get the same bytes (web push ones are sealed for each and stay in their rows).
+    private struct SharedStanzas {
+        /// What finds a stanza's equals without hashing all of it: its length and last bytes
+        /// (where a sealed payload's random bytes are).
+        private struct Key: Hashable {
+            var count: Int
+            var tail: UInt64
+            init(_ stanza: [UInt8]) {
+                count = stanza.count
+                tail = stanza.suffix(8).reduce(0) { $0 << 8 | UInt64($1) }
+            }
+        }
+        private struct Group {
+            var stanza: [UInt8]
+            var entries = 0
+            var id: Int64?
+        }
+        private var groups: [Key: [Group]] = [:]
+
+        init(_ queue: [QueuedMessage]) {
+            for entry in queue {
+                let key = Key(entry.stanza)
+                if let index = groups[key]?.firstIndex(where: { $0.stanza == entry.stanza }) {
+                    groups[key]![index].entries += 1
+                } else {
+                    groups[key, default: []].append(Group(stanza: entry.stanza, entries: 1))
+                }
+            }
+        }
+
+        /// The shared row of `stanza`, stored now if it is not yet; nil when no other entry
+        /// of the batch has the same stanza (or it is not one of the batch's).
+        mutating func id(of stanza: [UInt8], _ db: Database) throws -> Int64? {
+            let key = Key(stanza)
+            guard let index = groups[key]?.firstIndex(where: { $0.stanza == stanza }),
+                groups[key]![index].entries > 1
+            else { return nil }
+            if let id = groups[key]![index].id { return id }
+            let statement = try db.cachedStatement(sql: "INSERT INTO queue_stanzas (stanza) VALUES (?)")
+            let handle = statement.sqliteStatement
+            sqlite3_reset(handle)
+            defer { sqlite3_reset(handle) }
+            bindBlob(handle, 1, stanza)
+            guard sqlite3_step(handle) == SQLITE_DONE else {
+                throw DatabaseError(
+                    resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
+                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            }
+            let id = sqlite3_last_insert_rowid(db.sqliteConnection)
+            groups[key]![index].id = id
+            return id
+        }
     }
 
     /// SQLite copies the bound value.
@@ -567,14 +641,24 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// The queue columns in the order `queued(_:)` reads them by position (faster than by name).
-    static let queueColumns = """
-        sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at, \
+    /// The queue columns, `stanza` standing for the row's stanza.
+    static func queueColumns(stanza: String) -> String {
+        """
+        sequence, android_id, token, persistent_id, message_id, project_id, \(stanza), created_at, expires_at, \
         collapse_key, is_high_priority, app_id, analytics_label, deleted_count
         """
+    }
+
+    /// A row's own stanza, or the one it shares.
+    static let queueColumns = queueColumns(
+        stanza: """
+            CASE WHEN stanza_id IS NULL THEN stanza \
+            ELSE (SELECT queue_stanzas.stanza FROM queue_stanzas WHERE queue_stanzas.id = stanza_id) END
+            """)
 
     /// The queue columns with an empty stanza: what admitting a message looks at, without
     /// reading every pending message's payload for each new one.
-    static let admissionColumns = queueColumns.replacingOccurrences(of: "stanza,", with: "X'' AS stanza,")
+    static let admissionColumns = queueColumns(stanza: "X''")
 
     /// A pending row read with `admissionColumns`, as admitting another entry sees it: the
     /// token is the caller's, and neither its persistent id nor its message id is read.
@@ -816,6 +900,15 @@ public final class SQLiteStore: HeraldStore {
                     "sequence IN (SELECT sequence FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
                 [now.milliseconds, limit], db)
             try Self.record(expired.messages.map { DeliveryStat($0, .expired) }, db)
+            // Shared stanzas no row points at any more: their rows were acknowledged, expired,
+            // replaced or unregistered.
+            try db.executeCached(
+                sql: """
+                    DELETE FROM queue_stanzas WHERE id IN (
+                        SELECT id FROM queue_stanzas
+                        WHERE NOT EXISTS (SELECT 1 FROM device_queue WHERE stanza_id = queue_stanzas.id) LIMIT ?)
+                    """,
+                arguments: [limit])
             return expired.count
         }
     }

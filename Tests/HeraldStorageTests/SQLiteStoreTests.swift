@@ -54,4 +54,46 @@ import Testing
         let second = try await store.audience(projectID: "alpha-project", topics: ["news"], after: next, limit: 1)
         #expect(second.map(\.token) == ["t1"])
     }
+
+    /// D1: a batch's entries with the same stanza (a fanout page's app instances of one app)
+    /// share one stored copy; each reads its stanza back, and the copy goes once the last row
+    /// pointing at it has.
+    @Test func D1_aStanzaSharedWithinABatchIsStoredOnceAndGoesWithItsLastRow() async throws {
+        let directory = temporaryDirectory()
+        let store = try SQLiteStore(dataDirectory: directory)
+        try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+        let shared = [UInt8](repeating: 7, count: 300)
+        let rows = (1...4).map { device in
+            var row = entry("m", token: "t\(device)")
+            row.androidID = UInt64(device)
+            row.stanza = device == 4 ? [5, 5] : shared
+            return row
+        }
+        try await store.appendMessages([], queue: rows)
+        let database = try DatabaseQueue(path: (directory as NSString).appendingPathComponent("herald.sqlite"))
+        func stored() throws -> (copies: Int, bytesInRows: Int) {
+            try database.read { db in
+                (
+                    try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM queue_stanzas") ?? -1,
+                    try Int.fetchOne(db, sql: "SELECT SUM(length(stanza)) FROM device_queue") ?? -1
+                )
+            }
+        }
+        #expect(try stored() == (1, 2))
+        for device in 1...4 {
+            let pending = try await store.pendingMessages(
+                androidID: UInt64(device), after: 0, limit: 10, now: Timestamp(seconds: 200))
+            #expect(pending.map(\.stanza) == [device == 4 ? [5, 5] : shared])
+        }
+        for device in 1...2 { _ = try await store.acknowledge(androidID: UInt64(device), persistentIDs: ["m"]) }
+        _ = try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 1000)
+        #expect(try stored().copies == 1)
+        let last = try await store.pendingMessages(androidID: 3, after: 0, limit: 10, now: Timestamp(seconds: 200))
+        #expect(last.map(\.stanza) == [shared])
+        _ = try await store.acknowledge(androidID: 3, persistentIDs: ["m"])
+        _ = try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 1000)
+        #expect(try stored() == (0, 2))
+        let own = try await store.pendingMessages(androidID: 4, after: 0, limit: 10, now: Timestamp(seconds: 200))
+        #expect(own.map(\.stanza) == [[5, 5]])
+    }
 }
