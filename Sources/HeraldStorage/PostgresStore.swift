@@ -782,7 +782,7 @@ public final class PostgresStore: ClusterStore {
                 DELETE FROM device_queue AS queue
                 USING UNNEST(\(devices)::bigint[], \(ids)::text[]) AS acknowledged(android_id, persistent_id)
                 WHERE queue.android_id = acknowledged.android_id AND queue.persistent_id = acknowledged.persistent_id
-                RETURNING \(unescaped: Self.queueColumns.split(separator: ",").map { "queue." + $0.trimmingCharacters(in: .whitespaces) }.joined(separator: ", "))
+                RETURNING \(unescaped: SQLiteStore.qualified(Self.queueColumns, by: "queue"))
                 """, on: connection
             ).map(Self.queued)
             try await self.record(
@@ -890,11 +890,12 @@ public final class PostgresStore: ClusterStore {
         let sql =
             if let topics {
                 """
-                SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
-                    SELECT token FROM (SELECT DISTINCT android_id, token FROM topic_subscriptions
-                        WHERE project_id = \(project) AND topic = ANY(\(binds.place(topics))) \(after)
-                        ORDER BY \(order) LIMIT \(binds.place(limit))) AS page)
-                AND deleted_at IS NULL ORDER BY \(order)
+                SELECT \(SQLiteStore.qualified(Self.registrationColumns, by: "registrations")) FROM (
+                    SELECT \(topics.count == 1 ? "" : "DISTINCT") android_id, token FROM topic_subscriptions
+                    WHERE project_id = \(project) AND topic = ANY(\(binds.place(topics))) \(after)) AS page
+                JOIN registrations ON registrations.token = page.token
+                WHERE registrations.deleted_at IS NULL
+                ORDER BY \(SQLiteStore.qualified(order, by: "page")) LIMIT \(binds.place(limit))
                 """
             } else {
                 """

@@ -1030,14 +1030,18 @@ public final class SQLiteStore: HeraldStore {
         return try read { db in
             if let topics {
                 let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
-                // One topic is read straight off its index in page order; several are merged.
-                let keys = topics.count == 1 ? "android_id, token" : "DISTINCT android_id, token"
+                // A page holds `limit` live registrations unless it is the last: the engine
+                // ends a job at a short page, so unregistered app instances, whose
+                // subscriptions stay, are passed over before the limit, not after it. One topic
+                // is read straight off its index in page order (SQLite makes `page` a join);
+                // several are merged.
                 return try db.fetchAllCached(
                     sql: """
-                        SELECT \(Self.registrationColumns) FROM registrations WHERE token IN (
-                            SELECT token FROM (SELECT \(keys) FROM topic_subscriptions
-                                WHERE project_id = ? AND topic IN (\(marks)) \(after) ORDER BY \(order) LIMIT ?))
-                        AND deleted_at IS NULL ORDER BY \(order)
+                        SELECT \(Self.qualified(Self.registrationColumns, by: "registrations")) FROM (
+                            SELECT \(topics.count == 1 ? "" : "DISTINCT") android_id, token FROM topic_subscriptions
+                            WHERE project_id = ? AND topic IN (\(marks)) \(after)) AS page
+                        JOIN registrations ON registrations.token = page.token
+                        WHERE registrations.deleted_at IS NULL ORDER BY \(Self.qualified(order, by: "page")) LIMIT ?
                         """,
                     arguments: StatementArguments([projectID] + topics + start + [limit]), Self.registration)
             }
@@ -1252,6 +1256,12 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// The registration columns in the order `registration(_:)` reads them by position.
+    /// `columns` (a comma-separated list) each prefixed with `table`.
+    static func qualified(_ columns: String, by table: String) -> String {
+        columns.split(separator: ",").map { "\(table)." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .joined(separator: ", ")
+    }
+
     static let registrationColumns = """
         token, kind, project_id, sender, app_id, subtype, platform, android_id, installation_id, p256dh, auth, coding, \
         created_at, deleted_at

@@ -31,6 +31,8 @@ import Testing
         #expect(try await !store.unsubscribe(token: "t1", topic: "a"))
     }
 
+    /// T3: a page is short only when it is the last, as the engine reads it: an unregistered
+    /// app instance keeps its subscriptions, and passing over it must not end the fanout.
     @Test(arguments: Backend.allCases)
     func T3_theAudienceIsReadInPagesOfLiveRegistrations(_ backend: Backend) async throws {
         let tokens = (0..<7).map { "t\($0)" }
@@ -43,7 +45,7 @@ import Testing
         while true {
             let page = try await store.audience(projectID: "alpha-project", topics: ["news"], after: cursor, limit: 2)
             seen += page.map(\.token)
-            guard let last = page.last else { break }
+            guard let last = page.last, page.count == 2 else { break }
             cursor = FanoutPosition(cursor: cursor).advanced(past: last).cursor
         }
         #expect(seen == ["t0", "t1", "t2", "t4", "t5", "t6"])
