@@ -152,6 +152,26 @@ import Testing
         #expect(try await world.store.unfinishedFanouts().isEmpty)
     }
 
+    /// T3: an unregistered app instance keeps its subscriptions; passing over it leaves its
+    /// page short of the page size, which must not end the job before the rest of the topic.
+    @Test(arguments: [false, true])
+    func T3_unregisteredAppInstancesInAPageDoNotEndTheFanout(onSQLite: Bool) async throws {
+        let directory = "/tmp/herald-fanout-" + SecureRandom.hex(bytes: 6)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let store: any HeraldStore = onSQLite ? try SQLiteStore(dataDirectory: directory) : InMemoryStore()
+        let world = try await Self.world(store)
+        let tokens = try await world.subscribers(12, topics: ["news"])
+        let order = try await store.audience(projectID: world.project.id, topics: ["news"], after: "", limit: 100)
+        let gone = [order[1].token, order[7].token]
+        for token in gone { _ = try await store.deleteRegistration(token: token, at: world.clock.now()) }
+        let engine = world.engine(pageSize: 5)
+        await engine.submit(try await world.job("m1", .topic("news")))
+        while try await engine.step() != nil {}
+        let live = tokens.filter { !gone.contains($0) }
+        #expect(try await world.entriesPerToken(live) == Array(repeating: 1, count: 10))
+        #expect(try await store.unfinishedFanouts().isEmpty)
+    }
+
     @Test func T3_aFanoutResumesWhereItStoppedAfterARestart() async throws {
         let directory = "/tmp/herald-fanout-" + SecureRandom.hex(bytes: 6)
         defer { try? FileManager.default.removeItem(atPath: directory) }
