@@ -248,8 +248,8 @@ public final class SQLiteStore: HeraldStore {
                     """)
         }
         migrator.registerMigration("v9-shared-queue-stanzas") { db in
-            // A fanout page's app instances of one app get the same stanza: it is stored once
-            // and their rows point at it (`SharedStanzas`), so a page writes a third of the bytes.
+            // A fanout page's app instances of one app get the same stanza, more than half of
+            // a row's bytes: it is stored once and their rows point at it (`SharedStanzas`).
             // A stanza goes when no row points at it any more (`deleteExpired`).
             try db.execute(
                 sql: """
