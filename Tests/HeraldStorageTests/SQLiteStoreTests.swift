@@ -96,4 +96,28 @@ import Testing
         let own = try await store.pendingMessages(androidID: 4, after: 0, limit: 10, now: Timestamp(seconds: 200))
         #expect(own.map(\.stanza) == [[5, 5]])
     }
+
+    /// D1: rows stored before stanzas were shared keep their own, and read back as before;
+    /// a new batch beside them shares its copy.
+    @Test func D1_rowsStoredBeforeSharedStanzasReadTheirOwn() async throws {
+        let path = (temporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.migrator.migrate(old, upTo: "v8-fanout-pages-by-device")
+        try await old.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
+                        VALUES ('alpha-project', 1, 'a', 's', 0, '{}');
+                    INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
+                        created_at, expires_at)
+                        VALUES (42, 'tok', 'old', 'old', 'alpha-project', X'0303', 0, 10000000);
+                    """)
+        }
+        try old.close()
+        let store = try SQLiteStore(path: path)
+        try await store.appendMessages([], queue: [entry("new1", token: "tok"), entry("new2", token: "other")])
+        let pending = try await store.pendingMessages(androidID: 42, after: 0, limit: 10, now: Timestamp(seconds: 200))
+        #expect(pending.map(\.persistentID) == ["old", "new1", "new2"])
+        #expect(pending.map(\.stanza) == [[3, 3], [1], [1]])
+    }
 }
