@@ -7,6 +7,23 @@ import Testing
 
 /// What only the embedded store does.
 @Suite struct SQLiteStoreTests {
+    /// A store over a database left at `version` holding a project (`alpha-project`) and
+    /// `rows` (SQL), migrated on opening.
+    static func store(migratedFrom version: String, rows: String) async throws -> SQLiteStore {
+        let path = (temporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
+        let old = try DatabaseQueue(path: path)
+        try SQLiteStore.migrator.migrate(old, upTo: version)
+        try await old.write { db in
+            try db.execute(
+                sql: """
+                    INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
+                        VALUES ('alpha-project', 1, 'a', 's', 0, '{}');
+                    """ + rows)
+        }
+        try old.close()
+        return try SQLiteStore(path: path)
+    }
+
     /// L4: a write whose running statement SQLite interrupts because its task was
     /// cancelled, as at a stop, is reported as a cancellation: the acknowledgement batcher
     /// then keeps its batch for the last flush instead of dropping it.
@@ -30,24 +47,16 @@ import Testing
     /// T3: a database from before fanout pages went in device order is migrated: its
     /// subscriptions learn their devices, so its topics' pages come in device order.
     @Test func T3_subscriptionsStoredBeforeDeviceOrderAreReadInDeviceOrder() async throws {
-        let path = (temporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
-        let old = try DatabaseQueue(path: path)
-        try SQLiteStore.migrator.migrate(old, upTo: "v7-fanout-first-devices")
-        try await old.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
-                        VALUES ('alpha-project', 1, 'a', 's', 0, '{}');
-                    INSERT INTO devices (android_id, security_token, created_at) VALUES (9, 1, 0), (-5, 1, 0);
-                    INSERT INTO registrations (token, kind, project_id, sender, app_id, platform, android_id, created_at)
-                        VALUES ('t1', 'app', 'alpha-project', '1', 'app', 'android', 9, 0),
-                            ('t2', 'app', 'alpha-project', '1', 'app', 'android', -5, 0);
-                    INSERT INTO topic_subscriptions (token, topic, project_id, created_at)
-                        VALUES ('t1', 'news', 'alpha-project', 0), ('t2', 'news', 'alpha-project', 0);
-                    """)
-        }
-        try old.close()
-        let store = try SQLiteStore(path: path)
+        let store = try await Self.store(
+            migratedFrom: "v7-fanout-first-devices",
+            rows: """
+                INSERT INTO devices (android_id, security_token, created_at) VALUES (9, 1, 0), (-5, 1, 0);
+                INSERT INTO registrations (token, kind, project_id, sender, app_id, platform, android_id, created_at)
+                    VALUES ('t1', 'app', 'alpha-project', '1', 'app', 'android', 9, 0),
+                        ('t2', 'app', 'alpha-project', '1', 'app', 'android', -5, 0);
+                INSERT INTO topic_subscriptions (token, topic, project_id, created_at)
+                    VALUES ('t1', 'news', 'alpha-project', 0), ('t2', 'news', 'alpha-project', 0);
+                """)
         let first = try await store.audience(projectID: "alpha-project", topics: ["news"], after: "", limit: 1)
         #expect(first.map(\.token) == ["t2"])
         let next = FanoutPosition.start.advanced(past: try #require(first.first)).cursor
@@ -100,21 +109,13 @@ import Testing
     /// D1: rows stored before stanzas were shared keep their own, and read back as before;
     /// a new batch beside them shares its copy.
     @Test func D1_rowsStoredBeforeSharedStanzasReadTheirOwn() async throws {
-        let path = (temporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
-        let old = try DatabaseQueue(path: path)
-        try SQLiteStore.migrator.migrate(old, upTo: "v8-fanout-pages-by-device")
-        try await old.write { db in
-            try db.execute(
-                sql: """
-                    INSERT INTO projects (id, number, api_key, server_key, created_at, settings)
-                        VALUES ('alpha-project', 1, 'a', 's', 0, '{}');
-                    INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
-                        created_at, expires_at)
-                        VALUES (42, 'tok', 'old', 'old', 'alpha-project', X'0303', 0, 10000000);
-                    """)
-        }
-        try old.close()
-        let store = try SQLiteStore(path: path)
+        let store = try await Self.store(
+            migratedFrom: "v8-fanout-pages-by-device",
+            rows: """
+                INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
+                    created_at, expires_at)
+                    VALUES (42, 'tok', 'old', 'old', 'alpha-project', X'0303', 0, 10000000);
+                """)
         try await store.appendMessages([], queue: [entry("new1", token: "tok"), entry("new2", token: "other")])
         let pending = try await store.pendingMessages(androidID: 42, after: 0, limit: 10, now: Timestamp(seconds: 200))
         #expect(pending.map(\.persistentID) == ["old", "new1", "new2"])
