@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import GRDBSQLite
 public import HeraldCore
+import Synchronization
 
 /// The embedded store: one SQLite database in WAL mode, written through GRDB.
 ///
@@ -12,6 +13,8 @@ public final class SQLiteStore: HeraldStore {
     /// A connection of its own for moving the write-ahead log into the database file
     /// (`checkpoint()`), so that a writer does not pay for it inside a transaction.
     private let checkpointer: DatabaseQueue
+    /// The last shared stanza the expiry sweep looked at (`deleteExpired`).
+    private let stanzaSweepPosition = Mutex<Int64>(0)
 
     /// How many log pages a writer lets accumulate before it checkpoints itself: only
     /// reached when nothing calls `checkpoint()` often enough.
@@ -640,8 +643,8 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    /// The queue columns in the order `queued(_:)` reads them by position (faster than by name).
-    /// The queue columns, `stanza` standing for the row's stanza.
+    /// The queue columns in the order `queued(_:)` reads them by position (faster than by
+    /// name), `stanza` standing for the row's stanza.
     static func queueColumns(stanza: String) -> String {
         """
         sequence, android_id, token, persistent_id, message_id, project_id, \(stanza), created_at, expires_at, \
@@ -900,15 +903,22 @@ public final class SQLiteStore: HeraldStore {
                     "sequence IN (SELECT sequence FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
                 [now.milliseconds, limit], db)
             try Self.record(expired.messages.map { DeliveryStat($0, .expired) }, db)
-            // Shared stanzas no row points at any more: their rows were acknowledged, expired,
-            // replaced or unregistered.
+            // Shared stanzas no row points at any more (their rows were acknowledged, expired,
+            // replaced or unregistered), looked for among at most `limit` of them, from where the
+            // last sweep stopped: a sweep stays short however many stanzas offline queues hold.
+            let start = self.stanzaSweepPosition.withLock { $0 }
+            let probed = try Row.fetchOne(
+                db,
+                sql: "SELECT COUNT(*), MAX(id) FROM (SELECT id FROM queue_stanzas WHERE id > ? ORDER BY id LIMIT ?)",
+                arguments: [start, limit])
+            let (count, end): (Int, Int64) = (probed?[0] ?? 0, probed?[1] ?? start)
             try db.executeCached(
                 sql: """
-                    DELETE FROM queue_stanzas WHERE id IN (
-                        SELECT id FROM queue_stanzas
-                        WHERE NOT EXISTS (SELECT 1 FROM device_queue WHERE stanza_id = queue_stanzas.id) LIMIT ?)
+                    DELETE FROM queue_stanzas WHERE id > ? AND id <= ?
+                    AND NOT EXISTS (SELECT 1 FROM device_queue WHERE stanza_id = queue_stanzas.id)
                     """,
-                arguments: [limit])
+                arguments: [start, end])
+            self.stanzaSweepPosition.withLock { $0 = count < limit ? 0 : end }
             return expired.count
         }
     }

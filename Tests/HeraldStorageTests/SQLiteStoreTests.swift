@@ -121,4 +121,35 @@ import Testing
         #expect(pending.map(\.persistentID) == ["old", "new1", "new2"])
         #expect(pending.map(\.stanza) == [[3, 3], [1], [1]])
     }
+
+    /// D1: a sweep looks at no more shared stanzas than its limit, and the next one goes on
+    /// where it stopped, so an unused stanza behind many live ones still goes.
+    @Test func D1_sweepsLookForUnusedStanzasAFewAtATimeInTurn() async throws {
+        let directory = temporaryDirectory()
+        let store = try SQLiteStore(dataDirectory: directory)
+        try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+        for (index, message) in ["live", "acknowledged"].enumerated() {
+            let rows = (1...2).map { device in
+                var row = entry(message, token: "t\(device)")
+                row.androidID = UInt64(device)
+                row.stanza = [UInt8(index + 1), 0]
+                return row
+            }
+            try await store.appendMessages([], queue: rows)
+        }
+        for device in 1...2 {
+            _ = try await store.acknowledge(androidID: UInt64(device), persistentIDs: ["acknowledged"])
+        }
+        let database = try DatabaseQueue(path: (directory as NSString).appendingPathComponent("herald.sqlite"))
+        func stanzas() throws -> [[UInt8]] {
+            try database.read { db in
+                try Data.fetchAll(db, sql: "SELECT stanza FROM queue_stanzas ORDER BY id").map { [UInt8]($0) }
+            }
+        }
+        #expect(try stanzas() == [[1, 0], [2, 0]])
+        _ = try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 1)
+        #expect(try stanzas() == [[1, 0], [2, 0]])
+        _ = try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 1)
+        #expect(try stanzas() == [[1, 0]])
+    }
 }
