@@ -1030,37 +1030,51 @@ public final class SQLiteStore: HeraldStore {
         -> [Registration]
     {
         if topics?.isEmpty == true { return [] }
-        let (after, order, start): (String, String, [any DatabaseValueConvertible]) =
-            switch FanoutPosition(cursor: cursor) {
-            case .start: ("", "android_id, token", [])
-            case .after(let device, let token):
-                ("AND (android_id, token) > (?, ?)", "android_id, token", [device, token])
-            case .afterToken(let token): ("AND token > ?", "token", [token])
-            }
+        let (order, start) = Self.pageOrder(after: cursor)
+        let marks = Array(repeating: "?", count: start.count).joined(separator: ", ")
+        func after(_ table: String) -> String {
+            start.isEmpty ? "" : "AND (\(Self.qualified(order, by: table))) > (\(marks))"
+        }
         return try read { db in
             if let topics {
-                let marks = Array(repeating: "?", count: topics.count).joined(separator: ", ")
                 // A page holds `limit` live registrations unless it is the last: the engine
                 // ends a job at a short page, so unregistered app instances, whose
-                // subscriptions stay, are passed over before the limit, not after it. One topic
-                // is read straight off its index in page order (SQLite makes `page` a join);
-                // several are merged.
-                return try db.fetchAllCached(
-                    sql: """
-                        SELECT \(Self.qualified(Self.registrationColumns, by: "registrations")) FROM (
-                            SELECT \(topics.count == 1 ? "" : "DISTINCT") android_id, token FROM topic_subscriptions
-                            WHERE project_id = ? AND topic IN (\(marks)) \(after)) AS page
-                        JOIN registrations ON registrations.token = page.token
-                        WHERE registrations.deleted_at IS NULL ORDER BY \(Self.qualified(order, by: "page")) LIMIT ?
-                        """,
-                    arguments: StatementArguments([projectID] + topics + start + [limit]), Self.registration)
+                // subscriptions stay, are passed over before the limit, not after it. Each
+                // topic (a condition names at most five) gives its next `limit` straight off
+                // the subscription index in page order; the page is the first `limit` of their
+                // union, so no page sorts every subscription after the cursor.
+                let arm = """
+                    SELECT \(Self.qualified(Self.registrationColumns, by: "registrations")) FROM topic_subscriptions
+                    JOIN registrations ON registrations.token = topic_subscriptions.token
+                    WHERE topic_subscriptions.project_id = ? AND topic_subscriptions.topic = ?
+                    \(after("topic_subscriptions")) AND registrations.deleted_at IS NULL
+                    ORDER BY \(Self.qualified(order, by: "topic_subscriptions")) LIMIT ?
+                    """
+                let sql =
+                    topics.count == 1
+                    ? arm
+                    : Array(repeating: "SELECT * FROM (\(arm))", count: topics.count).joined(separator: " UNION ")
+                        + " ORDER BY \(order) LIMIT ?"
+                var arguments = topics.flatMap { [projectID, $0] + start + [limit] }
+                if topics.count > 1 { arguments.append(limit) }
+                return try db.fetchAllCached(sql: sql, arguments: StatementArguments(arguments), Self.registration)
             }
             return try db.fetchAllCached(
                 sql: """
                     SELECT \(Self.registrationColumns) FROM registrations WHERE project_id = ? AND kind = 'app' AND deleted_at IS NULL
-                    \(after) ORDER BY \(order) LIMIT ?
+                    \(after("registrations")) ORDER BY \(order) LIMIT ?
                     """,
                 arguments: StatementArguments([projectID] + start + [limit]), Self.registration)
+        }
+    }
+
+    /// The columns a page of an audience is ordered by after `cursor`, and the cursor's values
+    /// for them (none at the start).
+    static func pageOrder(after cursor: String) -> (order: String, start: [any DatabaseValueConvertible & Sendable]) {
+        switch FanoutPosition(cursor: cursor) {
+        case .start: ("android_id, token", [])
+        case .after(let device, let token): ("android_id, token", [device, token])
+        case .afterToken(let token): ("token", [token])
         }
     }
 
