@@ -498,30 +498,22 @@ public final class SQLiteStore: HeraldStore {
                      collapse_key, is_high_priority, app_id, analytics_label, deleted_count, stanza_id)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
-        let handle = statement.sqliteStatement
-        sqlite3_reset(handle)
-        defer { sqlite3_reset(handle) }
-        sqlite3_bind_int64(handle, 1, Int64(bitPattern: entry.androidID))
-        bindText(handle, 2, entry.token)
-        bindText(handle, 3, entry.persistentID)
-        bindText(handle, 4, entry.messageID)
-        bindText(handle, 5, entry.projectID)
-        bindBlob(handle, 6, stanzaID == nil ? entry.stanza : [])
-        sqlite3_bind_int64(handle, 7, entry.createdAt.milliseconds)
-        sqlite3_bind_int64(handle, 8, entry.expiresAt.milliseconds)
-        if let key = entry.collapseKey { bindText(handle, 9, key) } else { sqlite3_bind_null(handle, 9) }
-        sqlite3_bind_int64(handle, 10, entry.isHighPriority ? 1 : 0)
-        bindText(handle, 11, entry.appID)
-        bindText(handle, 12, entry.analyticsLabel)
-        sqlite3_bind_int64(handle, 13, Int64(entry.deletedCount))
-        if let stanzaID { sqlite3_bind_int64(handle, 14, stanzaID) } else { sqlite3_bind_null(handle, 14) }
-        let code = sqlite3_step(handle)
-        guard code == SQLITE_DONE else {
-            throw DatabaseError(
-                resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
-                message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+        return try statement.insert { handle in
+            sqlite3_bind_int64(handle, 1, Int64(bitPattern: entry.androidID))
+            bindText(handle, 2, entry.token)
+            bindText(handle, 3, entry.persistentID)
+            bindText(handle, 4, entry.messageID)
+            bindText(handle, 5, entry.projectID)
+            bindBlob(handle, 6, stanzaID == nil ? entry.stanza : [])
+            sqlite3_bind_int64(handle, 7, entry.createdAt.milliseconds)
+            sqlite3_bind_int64(handle, 8, entry.expiresAt.milliseconds)
+            if let key = entry.collapseKey { bindText(handle, 9, key) } else { sqlite3_bind_null(handle, 9) }
+            sqlite3_bind_int64(handle, 10, entry.isHighPriority ? 1 : 0)
+            bindText(handle, 11, entry.appID)
+            bindText(handle, 12, entry.analyticsLabel)
+            sqlite3_bind_int64(handle, 13, Int64(entry.deletedCount))
+            if let stanzaID { sqlite3_bind_int64(handle, 14, stanzaID) } else { sqlite3_bind_null(handle, 14) }
         }
-        return sqlite3_last_insert_rowid(db.sqliteConnection)
     }
 
     private static func bindBlob(_ handle: SQLiteStatement, _ index: Int32, _ bytes: [UInt8]) {
@@ -572,17 +564,9 @@ public final class SQLiteStore: HeraldStore {
                 groups[key]![index].entries > 1
             else { return nil }
             if let id = groups[key]![index].id { return id }
-            let statement = try db.cachedStatement(sql: "INSERT INTO queue_stanzas (stanza) VALUES (?)")
-            let handle = statement.sqliteStatement
-            sqlite3_reset(handle)
-            defer { sqlite3_reset(handle) }
-            bindBlob(handle, 1, stanza)
-            guard sqlite3_step(handle) == SQLITE_DONE else {
-                throw DatabaseError(
-                    resultCode: ResultCode(rawValue: sqlite3_extended_errcode(db.sqliteConnection)),
-                    message: String(cString: sqlite3_errmsg(db.sqliteConnection)))
+            let id = try db.cachedStatement(sql: "INSERT INTO queue_stanzas (stanza) VALUES (?)").insert {
+                bindBlob($0, 1, stanza)
             }
-            let id = sqlite3_last_insert_rowid(db.sqliteConnection)
             groups[key]![index].id = id
             return id
         }
@@ -1070,7 +1054,9 @@ public final class SQLiteStore: HeraldStore {
 
     /// The columns a page of an audience is ordered by after `cursor`, and the cursor's values
     /// for them (none at the start).
-    static func pageOrder(after cursor: String) -> (order: String, start: [any DatabaseValueConvertible & Sendable]) {
+    private static func pageOrder(after cursor: String) -> (
+        order: String, start: [any DatabaseValueConvertible & Sendable]
+    ) {
         switch FanoutPosition(cursor: cursor) {
         case .start: ("android_id, token", [])
         case .after(let device, let token): ("android_id, token", [device, token])
@@ -1279,13 +1265,13 @@ public final class SQLiteStore: HeraldStore {
             settings: try StoreCoding.decodeSettings(row["settings"]))
     }
 
-    /// The registration columns in the order `registration(_:)` reads them by position.
     /// `columns` (a comma-separated list) each prefixed with `table`.
     static func qualified(_ columns: String, by table: String) -> String {
         columns.split(separator: ",").map { "\(table)." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
             .joined(separator: ", ")
     }
 
+    /// The registration columns in the order `registration(_:)` reads them by position.
     static let registrationColumns = """
         token, kind, project_id, sender, app_id, subtype, platform, android_id, installation_id, p256dh, auth, coding, \
         created_at, deleted_at
@@ -1388,6 +1374,23 @@ struct ColumnReader {
 }
 
 extension Statement {
+    /// Runs this insert with the values `bind` sets through SQLite's own calls, and resets;
+    /// answers the new row's id.
+    fileprivate func insert(_ bind: (SQLiteStatement) -> Void) throws -> Int64 {
+        let handle = sqliteStatement
+        sqlite3_reset(handle)
+        defer { sqlite3_reset(handle) }
+        bind(handle)
+        let code = sqlite3_step(handle)
+        guard code == SQLITE_DONE else {
+            throw DatabaseError(
+                resultCode: ResultCode(rawValue: code),
+                message: String(cString: sqlite3_errmsg(sqlite3_db_handle(handle))),
+                sql: sql)
+        }
+        return sqlite3_last_insert_rowid(sqlite3_db_handle(handle))
+    }
+
     /// Binds `arguments`, steps through every row with `body`, and resets.
     fileprivate func stepRows(arguments: StatementArguments, _ body: (ColumnReader) throws -> Void) throws {
         try setArguments(arguments)
