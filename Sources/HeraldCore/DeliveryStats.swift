@@ -94,12 +94,26 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
         self.day = day
     }
 
+    /// `YYYY-MM-DD`, written as bytes: every message a fanout plans is counted under its day.
     public var description: String {
-        func pad(_ value: Int, _ width: Int) -> String {
-            let text = String(value)
-            return String(repeating: "0", count: max(0, width - text.count)) + text
+        guard (0...9999).contains(year), (1...12).contains(month), (1...31).contains(day) else {
+            return "\(year)-\(month)-\(day)"
         }
-        return "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))"
+        return String(unsafeUninitializedCapacity: 10) { bytes in
+            func put(_ value: Int, digits: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + digits - 1, through: offset, by: -1) {
+                    bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, digits: 4, at: 0)
+            bytes[4] = UInt8(ascii: "-")
+            put(month, digits: 2, at: 5)
+            bytes[7] = UInt8(ascii: "-")
+            put(day, digits: 2, at: 8)
+            return 10
+        }
     }
 
     public static func < (lhs: CalendarDay, rhs: CalendarDay) -> Bool {

@@ -110,8 +110,19 @@ public final class DeviceRegistry: Sendable {
     @discardableResult
     public func stored(_ entries: [QueuedMessage]) -> Bool {
         guard let first = entries.first else { return false }
-        guard let connection = connections.withLock({ $0[first.androidID] }) else {
-            elsewhere.withLock { $0 }?.handler(first.androidID)
+        return announce(
+            entries, to: connections.withLock { $0[first.androidID] }, elsewhere: elsewhere.withLock { $0 })
+    }
+
+    /// `stored(_:)` with the device's connection and the `elsewhere` handler already looked up.
+    private func announce(
+        _ entries: [QueuedMessage], to connection: Connection?, elsewhere: Box<@Sendable (UInt64) -> Void>?
+    )
+        -> Bool
+    {
+        guard let first = entries.first else { return false }
+        guard let connection else {
+            elsewhere?.handler(first.androidID)
             return false
         }
         for entry in entries { connection.stored(entry) }
@@ -132,20 +143,34 @@ public final class DeviceRegistry: Sendable {
     public func store(
         _ entries: [QueuedMessage], maximumPending: Int, with write: @Sendable () async throws -> [Enqueued]
     ) async throws {
-        let offered = entries.map { $0.deletedCount == 0 && offerBeforeStoring($0, maximumPending: maximumPending) }
+        // A fanout page holds thousands of entries: the connections are looked up under one lock.
+        let holdersBefore = holders(of: entries)
+        let offered = entries.indices.map { index in
+            guard entries[index].deletedCount == 0, let holder = holdersBefore[index] else { return false }
+            return offer(entries[index], to: holder, maximumPending: maximumPending)
+        }
         var enqueued: [Enqueued] = []
         defer {
             // Offers the write did not answer (it failed) are forgotten.
             for index in entries.indices.dropFirst(enqueued.count) where offered[index] { withdraw(entries[index]) }
         }
         enqueued = try await write()
+        // Looked up again: a device may have connected here while the rows were written.
+        let holdersAfter = holders(of: entries)
+        let elsewhere = elsewhere.withLock { $0 }
         for (index, outcome) in zip(entries.indices, enqueued) where entries[index].deletedCount == 0 {
             if offered[index] {
                 storedAfterOffer(entries[index], stored: outcome.stored)
             } else {
-                stored(outcome.stored)
+                // An entry's stored rows are its device's.
+                _ = announce(outcome.stored, to: holdersAfter[index], elsewhere: elsewhere)
             }
         }
+    }
+
+    /// The connection holding each entry's device, if one here does.
+    private func holders(of entries: [QueuedMessage]) -> [Connection?] {
+        connections.withLock { connections in entries.map { connections[$0.androidID] } }
     }
 
     /// Offers the session holding the entry's device a message while its row is being
@@ -155,6 +180,10 @@ public final class DeviceRegistry: Sendable {
     /// write failed.
     func offerBeforeStoring(_ entry: QueuedMessage, maximumPending: Int) -> Bool {
         guard let connection = connections.withLock({ $0[entry.androidID] }) else { return false }
+        return offer(entry, to: connection, maximumPending: maximumPending)
+    }
+
+    private func offer(_ entry: QueuedMessage, to connection: Connection, maximumPending: Int) -> Bool {
         // Recorded before the session can see it, so that its acknowledgement finds it.
         offers.withLock { $0[OfferKey(entry)] = .offered }
         guard connection.offer(entry, maximumPending) else {

@@ -176,7 +176,8 @@ public actor FanoutEngine {
         prefetchPage(after: job, next: page.next, finished: done)
         let reached = page.entries.count + page.immediate.count
         let (handOver, delivered) = try await planner.deliverNow(page.immediate, now: now)
-        let entries = page.entries + handOver
+        // Usually nothing is handed over: the page's entries are then not copied.
+        let entries = handOver.isEmpty ? page.entries : page.entries + handOver
         let stats = page.stats + delivered
         let (firstDone, cursor) = page.next.cursors(first: first, job: job)
         let limits = QueueLimits(project.settings)

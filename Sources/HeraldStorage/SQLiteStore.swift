@@ -412,15 +412,8 @@ public final class SQLiteStore: HeraldStore {
         throws -> ([Enqueued], [DeliveryStat])
     {
         var decisions: [Enqueued] = []
+        decisions.reserveCapacity(queue.count)
         var counted = stats
-        // The queues of every token in the batch, read at once (a fanout page holds hundreds).
-        var current: [String: [QueuedMessage]] = [:]
-        // Persistent ids are unique per device; the device's rows are read here anyway.
-        struct DeviceMessage: Hashable {
-            var androidID: UInt64
-            var persistentID: String
-        }
-        var taken: Set<DeviceMessage> = []
         // The batch's entries by device. A pending row is compared in place with the entries
         // of its device: its token picks the queue it belongs to, and its persistent id matters
         // only when an entry has the same one. A fanout page's devices hold several pending
@@ -430,6 +423,27 @@ public final class SQLiteStore: HeraldStore {
         for (index, entry) in queue.enumerated() {
             incoming[Int64(bitPattern: entry.androidID), default: []].append(index)
         }
+        // Each entry's queue, kept at the index of the batch's first entry with its device and
+        // token, so that a page of thousands of tokens is not hashed again and again.
+        var owners = Array(queue.indices)
+        var sharers = Array(repeating: 1, count: queue.count)
+        var sameDevice = Array(repeating: 1, count: queue.count)
+        for indices in incoming.values where indices.count > 1 {
+            for index in indices {
+                owners[index] = indices.first { queue[$0].token == queue[index].token } ?? index
+                sameDevice[index] = indices.count
+            }
+            for index in indices where owners[index] != index { sharers[owners[index]] += 1 }
+        }
+        var current = Array(repeating: [QueuedMessage](), count: queue.count)
+        // Persistent ids are unique per device; the device's rows are read here anyway. Only
+        // a device with several entries in the batch, or a pending row with an entry's id,
+        // can repeat one, so only then are ids kept here.
+        struct DeviceMessage: Hashable {
+            var androidID: UInt64
+            var persistentID: String
+        }
+        var taken: Set<DeviceMessage> = []
         try Self.forEachRow(
             db, "SELECT \(Self.admissionColumns) FROM device_queue WHERE android_id IN (?) ORDER BY sequence",
             of: Array(incoming.keys)
@@ -439,25 +453,32 @@ public final class SQLiteStore: HeraldStore {
                 taken.insert(DeviceMessage(androidID: queue[index].androidID, persistentID: queue[index].persistentID))
             }
             guard let owner = entries.first(where: { row.text(2, equals: queue[$0].token) }) else { return }
-            current[queue[owner].token, default: []].append(Self.pending(row, token: queue[owner].token))
+            current[owners[owner]].append(Self.pending(row, token: queue[owner].token))
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
         var shared = SharedStanzas(queue)
-        for entry in queue {
-            let admission = QueueAdmission(entry, current: current[entry.token] ?? [], limits: limits)
-            for sequence in admission.decision.delete { try delete.execute(arguments: [sequence]) }
-            current[entry.token]?.removeAll { admission.decision.delete.contains($0.sequence) }
-            var stored: [QueuedMessage] = []
-            for row in admission.inserts {
-                guard taken.insert(DeviceMessage(androidID: row.androidID, persistentID: row.persistentID)).inserted
-                else {
-                    throw StoreError.conflict("persistent id \(row.persistentID)")
-                }
-                var inserted = row
-                inserted.sequence = try insert(row, stanzaID: shared.id(of: row.stanza, db), db)
-                current[entry.token, default: []].append(inserted)
-                stored.append(inserted)
+        for (index, entry) in queue.enumerated() {
+            let owner = owners[index]
+            let admission = QueueAdmission(entry, current: current[owner], limits: limits)
+            if !admission.decision.delete.isEmpty {
+                for sequence in admission.decision.delete { try delete.execute(arguments: [sequence]) }
+                current[owner].removeAll { admission.decision.delete.contains($0.sequence) }
             }
+            let checked = !taken.isEmpty || sameDevice[index] > 1 || admission.inserts.count > 1
+            var stored: [QueuedMessage] = []
+            stored.reserveCapacity(admission.inserts.count)
+            for var row in admission.inserts {
+                if checked {
+                    guard taken.insert(DeviceMessage(androidID: row.androidID, persistentID: row.persistentID)).inserted
+                    else {
+                        throw StoreError.conflict("persistent id \(row.persistentID)")
+                    }
+                }
+                row.sequence = try insert(row, stanzaID: shared.id(of: row.stanza, db), db)
+                stored.append(row)
+            }
+            // Later entries of the same queue see what this one stored.
+            if sharers[owner] > 1 { current[owner] += stored }
             counted += admission.stats
             decisions.append(Enqueued(decision: admission.decision, stored: stored))
         }

@@ -84,6 +84,22 @@ func entry(
         #expect(row.pending == 3)
     }
 
+    /// D2 within one batch: an entry sees what the batch's earlier entries for its app
+    /// instance stored, and only theirs (two app instances of one device, interleaved).
+    @Test(arguments: Backend.allCases)
+    func D2_anEntryCollapsesWhatAnEarlierEntryOfItsBatchStored(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let decisions = try await store.appendMessages(
+            [],
+            queue: [
+                entry("a1", token: "t1", collapseKey: "k"), entry("b1", token: "t2", collapseKey: "k"),
+                entry("a2", token: "t1", collapseKey: "k"), entry("a3", token: "t1"),
+            ], limits: limits, stats: [])
+        #expect(decisions.map(\.decision.delete.count) == [0, 0, 1, 0])
+        #expect(try await ids(store) == ["b1", "a2", "a3"])
+        #expect(try await report(store)?[.collapsed] == 1)
+    }
+
     @Test(arguments: Backend.allCases)
     func queuesOfDifferentAppInstancesAreIndependent(_ backend: Backend) async throws {
         let store = try await prepared(backend)
@@ -191,5 +207,7 @@ func entry(
         #expect(CalendarDay(Timestamp(seconds: 1_795_313_000)).description == "2026-11-22")
         #expect(CalendarDay(Timestamp(milliseconds: -1)).description == "1969-12-31")
         #expect(CalendarDay("2026-11-22") == CalendarDay(Timestamp(seconds: 1_795_313_000)))
+        #expect(CalendarDay("0999-03-07")?.description == "0999-03-07")
+        #expect(CalendarDay("12026-1-2")?.description == "12026-1-2")
     }
 }
