@@ -20,7 +20,14 @@ public struct DeliveryPlanner: Sendable {
     /// Tailored stanzas by what they depend on, so that a fanout page tailors once for
     /// all the registrations of one app on one platform (web ones are each encrypted).
     public struct StanzaCache: Sendable {
-        var entries: [String: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])] = [:]
+        /// What a tailored stanza depends on besides the message.
+        struct Key: Hashable {
+            var platform: Platform
+            var appID: String
+            var sender: String
+            var subtype: String?
+        }
+        var entries: [Key: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])] = [:]
 
         public init() {}
     }
@@ -44,7 +51,9 @@ public struct DeliveryPlanner: Sendable {
         let cacheKey =
             registration.platform == .web
             ? nil
-            : "\(registration.platform)|\(registration.appID)|\(registration.sender)|\(registration.subtype ?? "")"
+            : StanzaCache.Key(
+                platform: registration.platform, appID: registration.appID, sender: registration.sender,
+                subtype: registration.subtype)
         let tailored: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])
         if let cacheKey, let cached = cache.entries[cacheKey] {
             tailored = cached
