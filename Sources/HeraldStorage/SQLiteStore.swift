@@ -420,8 +420,9 @@ public final class SQLiteStore: HeraldStore {
         // rows each once a topic has sent a few messages; making strings of their tokens and
         // ids cost more than reading them.
         var incoming: [Int64: [Int]] = [:]
-        for (index, entry) in queue.enumerated() {
-            incoming[Int64(bitPattern: entry.androidID), default: []].append(index)
+        // By index: a loop over the entries themselves copies each whole entry.
+        for index in queue.indices {
+            incoming[Int64(bitPattern: queue[index].androidID), default: []].append(index)
         }
         // Each entry's queue, kept at the index of the batch's first entry with its device and
         // token, so that a page of thousands of tokens is not hashed again and again.
@@ -457,25 +458,25 @@ public final class SQLiteStore: HeraldStore {
         }
         let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
         var shared = SharedStanzas(queue)
-        for (index, entry) in queue.enumerated() {
+        for index in queue.indices {
             let owner = owners[index]
-            let admission = QueueAdmission(entry, current: current[owner], limits: limits)
+            var admission = QueueAdmission(queue[index], current: current[owner], limits: limits)
             if !admission.decision.delete.isEmpty {
                 for sequence in admission.decision.delete { try delete.execute(arguments: [sequence]) }
                 current[owner].removeAll { admission.decision.delete.contains($0.sequence) }
             }
-            let checked = !taken.isEmpty || sameDevice[index] > 1 || admission.inserts.count > 1
-            var stored: [QueuedMessage] = []
-            stored.reserveCapacity(admission.inserts.count)
-            for var row in admission.inserts {
+            // Taken over, so that setting the sequences changes the rows in place.
+            var stored = admission.inserts
+            admission.inserts = []
+            let checked = !taken.isEmpty || sameDevice[index] > 1 || stored.count > 1
+            for row in stored.indices {
                 if checked {
-                    guard taken.insert(DeviceMessage(androidID: row.androidID, persistentID: row.persistentID)).inserted
-                    else {
-                        throw StoreError.conflict("persistent id \(row.persistentID)")
+                    let key = DeviceMessage(androidID: stored[row].androidID, persistentID: stored[row].persistentID)
+                    guard taken.insert(key).inserted else {
+                        throw StoreError.conflict("persistent id \(stored[row].persistentID)")
                     }
                 }
-                row.sequence = try insert(row, stanzaID: shared.id(of: row.stanza, db), db)
-                stored.append(row)
+                stored[row].sequence = try insert(stored[row], stanzaID: shared.id(of: stored[row].stanza, db), db)
             }
             // Later entries of the same queue see what this one stored.
             if sharers[owner] > 1 { current[owner] += stored }
@@ -567,12 +568,12 @@ public final class SQLiteStore: HeraldStore {
         private var groups: [Key: [Group]] = [:]
 
         init(_ queue: [QueuedMessage]) {
-            for entry in queue {
-                let key = Key(entry.stanza)
-                if let index = groups[key]?.firstIndex(where: { $0.stanza == entry.stanza }) {
+            for stanza in queue.lazy.map(\.stanza) {
+                let key = Key(stanza)
+                if let index = groups[key]?.firstIndex(where: { $0.stanza == stanza }) {
                     groups[key]![index].entries += 1
                 } else {
-                    groups[key, default: []].append(Group(stanza: entry.stanza, entries: 1))
+                    groups[key, default: []].append(Group(stanza: stanza, entries: 1))
                 }
             }
         }
