@@ -77,7 +77,8 @@ public final class DeviceRegistry: Sendable {
     private let connections: Mutex<[UInt64: Connection]> = Mutex([:])
     /// Told about devices that got messages but hold no connection here, when several
     /// nodes share the store (another node may hold them).
-    private let elsewhere: Mutex<Box<@Sendable (UInt64) -> Void>?> = Mutex(nil)
+    private let elsewhere: Mutex<ElsewhereHandler?> = Mutex(nil)
+    private typealias ElsewhereHandler = Box<@Sendable (UInt64) -> Void>
 
     /// A handler in a box: a function kept directly in a `Mutex` is wrapped in one more
     /// conversion thunk by every `withLock` that reads it, so calls grow slower without end.
@@ -115,10 +116,7 @@ public final class DeviceRegistry: Sendable {
     }
 
     /// `stored(_:)` with the device's connection and the `elsewhere` handler already looked up.
-    private func announce(
-        _ entries: [QueuedMessage], to connection: Connection?, elsewhere: Box<@Sendable (UInt64) -> Void>?
-    )
-        -> Bool
+    private func announce(_ entries: [QueuedMessage], to connection: Connection?, elsewhere: ElsewhereHandler?) -> Bool
     {
         guard let first = entries.first else { return false }
         guard let connection else {
