@@ -46,13 +46,54 @@ public final class DeviceRegistry: Sendable {
 
     /// Where an entry offered before it was stored stands.
     enum Offer {
-        /// Handed to the session, which has not sent it yet.
-        case offered
+        /// Handed to the session, which has not sent it yet; the settlement of its page,
+        /// if the page waits for its devices' answers.
+        case offered(Settlement?)
         /// Sent to the device; its row may not be written yet.
-        case sent
+        case sent(Settlement?)
         /// The device acknowledged it before its row was written: the row is deleted once
-        /// it is.
+        /// it is, or never written if the page still waits (`store(_:maximumPending:settle:with:)`).
         case acknowledged
+    }
+
+    /// How many offers of one page the sessions and devices have not answered yet: a
+    /// session that declines answers at once, a device by acknowledging.
+    final class Settlement: Sendable {
+        private let unanswered = Atomic<Int>(0)
+        /// Sends and answers so far: while it grows, the page's devices are being reached.
+        private let events = Atomic<Int>(0)
+
+        var outstanding: Int { unanswered.load(ordering: .acquiring) }
+
+        func add() { unanswered.add(1, ordering: .relaxed) }
+
+        func sent() { events.add(1, ordering: .relaxed) }
+
+        func answer() {
+            unanswered.subtract(1, ordering: .releasing)
+            events.add(1, ordering: .relaxed)
+        }
+
+        /// Returns once every offer is answered, or when neither sends nor answers came
+        /// for `quiet`, or after `limit` in all.
+        func wait(quiet: Duration, limit: Duration) async {
+            let clock = ContinuousClock()
+            let start = clock.now
+            var lastProgress = start
+            var seen = events.load(ordering: .relaxed)
+            while outstanding > 0, !Task.isCancelled {
+                try? await Task.sleep(for: .milliseconds(1))
+                let now = clock.now
+                let current = events.load(ordering: .relaxed)
+                if current != seen {
+                    seen = current
+                    lastProgress = now
+                } else if now - lastProgress >= quiet {
+                    return
+                }
+                if now - start >= limit { return }
+            }
+        }
     }
 
     /// Offers by device and persistent id: a device's acknowledgements touch its own only.
@@ -134,35 +175,94 @@ public final class DeviceRegistry: Sendable {
 
     // MARK: Sent before stored
 
+    /// How long a page waits for the answers of the devices it was offered to.
+    public struct Settle: Sendable {
+        /// The wait ends when no answer came for this long,
+        public var quiet: Duration
+        /// and after this long in all.
+        public var limit: Duration
+
+        public init(quiet: Duration, limit: Duration) {
+            self.quiet = quiet
+            self.limit = limit
+        }
+    }
+
     /// Writes queue entries with `write`, offering each to the session of its device while
     /// it runs (`offerBeforeStoring`), then tells the sessions what was stored (`stored`,
     /// or `storedAfterOffer` for an offered entry). Entries that carry a "messages deleted"
     /// count are neither offered nor announced: the session reads them from the queue.
+    ///
+    /// With `settle`, the write waits until the devices offered an entry have answered (or
+    /// `settle` ends the wait): an entry its device acknowledged meanwhile, and that cannot
+    /// change what its queue holds (it has no collapse key), is not written at all, since
+    /// its row would only be deleted again. `write` gets the entries to write and those
+    /// acknowledged instead, which still count as delivered (SEMANTICS L7).
     public func store(
-        _ entries: [QueuedMessage], maximumPending: Int, with write: @Sendable () async throws -> [Enqueued]
+        _ entries: [QueuedMessage], maximumPending: Int, settle: Settle? = nil,
+        with write: @Sendable (_ entries: [QueuedMessage], _ acknowledged: [QueuedMessage]) async throws -> [Enqueued]
     ) async throws {
         // A fanout page holds thousands of entries: the connections are looked up under one lock.
         let holdersBefore = holders(of: entries)
-        let offered = entries.indices.map { index in
+        let settlement = settle.map { _ in Settlement() }
+        var offered = entries.indices.map { index in
             guard entries[index].deletedCount == 0, let holder = holdersBefore[index] else { return false }
-            return offer(entries[index], to: holder, maximumPending: maximumPending)
+            return offer(entries[index], to: holder, maximumPending: maximumPending, settlement: settlement)
+        }
+        var written = entries
+        var acknowledged: [QueuedMessage] = []
+        if let settle, let settlement, offered.contains(true) {
+            await settlement.wait(quiet: settle.quiet, limit: settle.limit)
+            let settled = settledOffers(entries, offered: offered)
+            if !settled.isEmpty {
+                written = []
+                written.reserveCapacity(entries.count - settled.count)
+                var remaining: [Bool] = []
+                remaining.reserveCapacity(entries.count - settled.count)
+                for index in entries.indices {
+                    if settled.contains(index) {
+                        acknowledged.append(entries[index])
+                    } else {
+                        written.append(entries[index])
+                        remaining.append(offered[index])
+                    }
+                }
+                offered = remaining
+            }
         }
         var enqueued: [Enqueued] = []
         defer {
             // Offers the write did not answer (it failed) are forgotten.
-            for index in entries.indices.dropFirst(enqueued.count) where offered[index] { withdraw(entries[index]) }
+            for index in written.indices.dropFirst(enqueued.count) where offered[index] { withdraw(written[index]) }
         }
-        enqueued = try await write()
+        enqueued = try await write(written, acknowledged)
         // Looked up again: a device may have connected here while the rows were written.
-        let holdersAfter = holders(of: entries)
+        let holdersAfter = holders(of: written)
         let elsewhere = elsewhere.withLock { $0 }
-        for (index, outcome) in zip(entries.indices, enqueued) where entries[index].deletedCount == 0 {
+        for (index, outcome) in zip(written.indices, enqueued) where written[index].deletedCount == 0 {
             if offered[index] {
-                storedAfterOffer(entries[index], stored: outcome.stored)
+                storedAfterOffer(written[index], stored: outcome.stored)
             } else {
                 // An entry's stored rows are its device's.
                 _ = announce(outcome.stored, to: holdersAfter[index], elsewhere: elsewhere)
             }
+        }
+    }
+
+    /// The offered entries whose devices acknowledged them and that need no row: those
+    /// without a collapse key (one with a key may still replace an older row of its
+    /// device). Their offers are forgotten here.
+    private func settledOffers(_ entries: [QueuedMessage], offered: [Bool]) -> Set<Int> {
+        offers.withLock { offers in
+            var settled: Set<Int> = []
+            for index in entries.indices where offered[index] && entries[index].collapseKey == nil {
+                let key = OfferKey(entries[index])
+                if case .acknowledged = offers[key] {
+                    offers[key] = nil
+                    settled.insert(index)
+                }
+            }
+            return settled
         }
     }
 
@@ -178,14 +278,18 @@ public final class DeviceRegistry: Sendable {
     /// write failed.
     func offerBeforeStoring(_ entry: QueuedMessage, maximumPending: Int) -> Bool {
         guard let connection = connections.withLock({ $0[entry.androidID] }) else { return false }
-        return offer(entry, to: connection, maximumPending: maximumPending)
+        return offer(entry, to: connection, maximumPending: maximumPending, settlement: nil)
     }
 
-    private func offer(_ entry: QueuedMessage, to connection: Connection, maximumPending: Int) -> Bool {
+    private func offer(
+        _ entry: QueuedMessage, to connection: Connection, maximumPending: Int, settlement: Settlement?
+    ) -> Bool {
         // Recorded before the session can see it, so that its acknowledgement finds it.
-        offers.withLock { $0[OfferKey(entry)] = .offered }
+        settlement?.add()
+        offers.withLock { $0[OfferKey(entry)] = .offered(settlement) }
         guard connection.offer(entry, maximumPending) else {
             withdraw(entry)
+            settlement?.answer()
             return false
         }
         return true
@@ -195,22 +299,41 @@ public final class DeviceRegistry: Sendable {
     public func sentBeforeStored(_ entry: QueuedMessage) {
         let key = OfferKey(entry)
         offers.withLock { offers in
-            if offers[key] == .offered { offers[key] = .sent }
+            guard case .offered(let settlement) = offers[key] else { return }
+            offers[key] = .sent(settlement)
+            settlement?.sent()
         }
+    }
+
+    /// Called by a session that took an offered entry but did not send it (its device
+    /// dozes, its window is full, or it has older messages to read first): the entry is
+    /// written and announced as any other, and its page waits no longer for it.
+    public func declinedBeforeStored(_ entry: QueuedMessage) {
+        let key = OfferKey(entry)
+        let settlement: Settlement? = offers.withLock { offers in
+            guard case .offered(let settlement?) = offers[key] else { return nil }
+            offers[key] = .offered(nil)
+            return settlement
+        }
+        settlement?.answer()
     }
 
     /// The acknowledged ids whose rows may be deleted now: all but those sent before their
     /// rows were written, whose deletion waits for the write (`storedAfterOffer`).
     public func acknowledgementsToWrite(androidID: UInt64, _ persistentIDs: [String]) -> [String] {
-        offers.withLock { offers in
+        var answered: [Settlement] = []
+        let ready = offers.withLock { offers in
             guard !offers.isEmpty else { return persistentIDs }
             return persistentIDs.filter { id in
                 let key = OfferKey(androidID: androidID, persistentID: id)
-                guard offers[key] == .sent else { return true }
+                guard case .sent(let settlement) = offers[key] else { return true }
                 offers[key] = .acknowledged
+                if let settlement { answered.append(settlement) }
                 return false
             }
         }
+        for settlement in answered { settlement.answer() }
+        return ready
     }
 
     /// After the write of an offered entry: the session is told of the rows as `stored`
@@ -218,7 +341,7 @@ public final class DeviceRegistry: Sendable {
     /// row is deleted instead.
     func storedAfterOffer(_ offered: QueuedMessage, stored entries: [QueuedMessage]) {
         let state = offers.withLock { $0.removeValue(forKey: OfferKey(offered)) }
-        guard state == .acknowledged else {
+        guard case .acknowledged = state else {
             stored(entries)
             return
         }

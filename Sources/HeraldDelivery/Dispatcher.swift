@@ -127,7 +127,7 @@ public final class Dispatcher: Sendable {
         let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
         let queue = entry.map { [$0] } ?? []
         let queueLimits = QueueLimits(project.settings)
-        try await registry.store(queue, maximumPending: queueLimits.maximumPending) { [store] in
+        try await registry.store(queue, maximumPending: queueLimits.maximumPending) { [store] queue, _ in
             try await store.appendMessages([record], queue: queue, limits: queueLimits, stats: plan.stats)
         }
         logger.debug(

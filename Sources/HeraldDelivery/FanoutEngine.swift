@@ -32,6 +32,9 @@ public actor FanoutEngine {
     /// starts in token order only, so that many fanouts on a node with many connections
     /// keep memory bounded (each first device costs about 30 bytes while its job runs).
     public let firstDeviceBudget: Int
+    /// How long a page waits for the devices connected here to acknowledge it before it
+    /// is written; nil: it is written at once, and their rows deleted when they do.
+    public let settle: DeviceRegistry.Settle?
 
     private var running: [String: Deque<FanoutJob>] = [:]
     private var waiting: [String: Deque<FanoutJob>] = [:]
@@ -40,13 +43,18 @@ public actor FanoutEngine {
     private let signal: AsyncStream<Void>.Continuation
     private let waitingCounts: Mutex<[String: Int]> = Mutex([:])
 
+    /// A page waits for acknowledgements while they keep coming (a gap of 10 ms ends the
+    /// wait), at most a quarter of a second: devices on a fast network answer within it,
+    /// and the offline devices of the page wait no longer than that for their rows.
+    public static let defaultSettle = DeviceRegistry.Settle(quiet: .milliseconds(10), limit: .milliseconds(250))
+
     /// How many fanouts may wait per project for every one allowed to run.
     public static let waitingFactor = 10
 
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
         projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 2000,
-        firstDeviceBudget: Int = 500_000
+        firstDeviceBudget: Int = 500_000, settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle
     ) {
         self.store = store
         self.clock = clock
@@ -57,6 +65,7 @@ public actor FanoutEngine {
         self.logger = logger
         self.pageSize = pageSize
         self.firstDeviceBudget = firstDeviceBudget
+        self.settle = settle
         (signals, signal) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
     }
 
@@ -181,11 +190,14 @@ public actor FanoutEngine {
         let stats = page.stats + delivered
         let (firstDone, cursor) = page.next.cursors(first: first, job: job)
         let limits = QueueLimits(project.settings)
-        // Devices connected here get the message while the page is written.
-        try await registry.store(entries, maximumPending: limits.maximumPending) { [store, job] in
-            try await store.storeFanoutPage(
+        // Devices connected here get the message before the page is written; those that
+        // acknowledge it within `settle` need no row.
+        try await registry.store(entries, maximumPending: limits.maximumPending, settle: settle) {
+            [store, job, metrics] entries, acknowledged in
+            metrics.increment("herald_fanout_acknowledged_before_written_total", by: acknowledged.count)
+            return try await store.storeFanoutPage(
                 messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
-                done: done, limits: limits, stats: stats)
+                done: done, limits: limits, stats: stats + acknowledged.map { DeliveryStat($0.statKey, .delivered) })
         }
         expansions[job.messageID]?.position = page.next
         metrics.increment(

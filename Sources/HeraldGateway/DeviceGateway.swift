@@ -284,7 +284,9 @@ public final class DeviceGateway: Sendable {
             case .stored(let entry): return session.stored(entry, now: now)
             case .offered(let entry, let maximumPending):
                 let actions = session.offered(entry, maximumPending: maximumPending, now: now)
-                if !actions.isEmpty {
+                if actions.isEmpty {
+                    gateway.devices.declinedBeforeStored(entry)
+                } else {
                     gateway.devices.sentBeforeStored(entry)
                     gateway.metrics.increment("herald_gateway_sent_before_stored_total")
                 }

@@ -14,14 +14,16 @@ import Testing
         let project: Project
         let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
 
-        func engine(pageSize: Int, registry: DeviceRegistry = DeviceRegistry(), firstDeviceBudget: Int = 500_000)
-            -> FanoutEngine
-        {
+        func engine(
+            pageSize: Int, registry: DeviceRegistry = DeviceRegistry(), firstDeviceBudget: Int = 500_000,
+            settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle
+        ) -> FanoutEngine {
             let project = project
             return FanoutEngine(
                 store: store, clock: clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
                 registry: registry, projects: { $0 == project.id ? project : nil },
-                logger: Logger(label: "fanout-test"), pageSize: pageSize, firstDeviceBudget: firstDeviceBudget)
+                logger: Logger(label: "fanout-test"), pageSize: pageSize, firstDeviceBudget: firstDeviceBudget,
+                settle: settle)
         }
 
         /// Registers `count` app instances subscribed to `topics`; answers their tokens.
@@ -276,24 +278,32 @@ import Testing
         #expect(try await world.store.unfinishedFanouts().isEmpty)
     }
 
-    @Test func L2_devicesConnectedHereAreOfferedTheMessageWhileThePageIsWritten() async throws {
-        let world = try await Self.world(InMemoryStore())
-        let tokens = try await world.subscribers(6, topics: ["news"]).sorted()
+    /// What the sessions of `offering` were offered and told, and the acknowledged rows
+    /// handed to the acknowledgement writer.
+    struct Sessions {
         let registry = DeviceRegistry()
         let offered = Told()
         let told = Told()
         let written = Told()
-        // Two sessions take what they are offered and the devices acknowledge at once, as
-        // the gateway does; the third declines, so it is told once the row is written.
+    }
+
+    /// Three devices connected here: two take what they are offered and acknowledge at
+    /// once, as the gateway's sessions do; the third declines.
+    func offering(_ tokens: [String], world: World) async throws -> Sessions {
+        let sessions = Sessions()
+        let registry = sessions.registry
         for (n, token) in tokens.prefix(3).enumerated() {
             let registration = try #require(try await world.store.registration(token: token))
             registry.register(
                 androidID: registration.androidID,
                 .init(
-                    id: UInt64(n), wake: {}, replace: {}, stored: { told.add($0.token) },
+                    id: UInt64(n), wake: {}, replace: {}, stored: { sessions.told.add($0.token) },
                     offer: { entry, _ in
-                        offered.add(entry.token)
-                        guard n < 2 else { return true }
+                        sessions.offered.add(entry.token)
+                        guard n < 2 else {
+                            registry.declinedBeforeStored(entry)
+                            return true
+                        }
                         registry.sentBeforeStored(entry)
                         #expect(
                             registry.acknowledgementsToWrite(androidID: entry.androidID, [entry.persistentID]).isEmpty)
@@ -301,16 +311,67 @@ import Testing
                     }))
         }
         registry.writeAcknowledgements { _, ids in
-            for id in ids { written.add(id) }
+            for id in ids { sessions.written.add(id) }
         }
-        let engine = world.engine(pageSize: 10, registry: registry)
+        return sessions
+    }
+
+    @Test(arguments: [false, true])
+    func L2_devicesConnectedHereAreOfferedTheMessageBeforeThePageIsWritten(settles: Bool) async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(6, topics: ["news"]).sorted()
+        let sessions = try await offering(tokens, world: world)
+        // A page would wait half a minute for a device that does not answer.
+        let settle = DeviceRegistry.Settle(quiet: .seconds(30), limit: .seconds(60))
+        let engine = world.engine(pageSize: 10, registry: sessions.registry, settle: settles ? settle : nil)
         await engine.submit(try await world.job("m1", .topic("news")))
+        let started = ContinuousClock.now
         while try await engine.step() != nil {}
-        #expect(offered.all.sorted() == Array(tokens.prefix(3)))
-        // The acknowledged rows go to the acknowledgement writer once written, the other to its session.
-        #expect(written.all.sorted() == tokens.prefix(2).map { "m1#" + $0.prefix(22) }.sorted())
-        #expect(told.all == [tokens[2]])
-        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 6))
+        #expect(sessions.offered.all.sorted() == Array(tokens.prefix(3)))
+        // The declined entry is written and its session told.
+        #expect(sessions.told.all == [tokens[2]])
+        if settles {
+            // Every offer was answered (the decline too): the page did not wait for a quiet spell.
+            #expect(ContinuousClock.now - started < .seconds(10))
+            // Acknowledged while the page waited: no row, nothing to delete, still delivered (L7).
+            #expect(sessions.written.all.isEmpty)
+            #expect(try await world.entriesPerToken(tokens) == [0, 0, 1, 1, 1, 1])
+        } else {
+            // The acknowledged rows go to the acknowledgement writer once written.
+            #expect(sessions.written.all.sorted() == tokens.prefix(2).map { "m1#" + $0.prefix(22) }.sorted())
+            #expect(try await world.entriesPerToken(tokens) == Array(repeating: 1, count: 6))
+        }
+        let day = CalendarDay(world.clock.now())
+        let report = try await world.store.deliveryReport(
+            projectID: world.project.id, appID: nil, from: day, through: day)
+        #expect(report.reduce(0) { $0 + ($1[.delivered] ?? 0) } == (settles ? 2 : 0))
+    }
+
+    @Test func D2_anAcknowledgedEntryWithACollapseKeyIsStillWrittenToReplaceAnOlderOne() async throws {
+        let world = try await Self.world(InMemoryStore())
+        let tokens = try await world.subscribers(3, topics: ["news"]).sorted()
+        let sessions = try await offering(tokens, world: world)
+        let body = #"{"data":{"k":"v"},"android":{"collapse_key":"score"}}"#
+        // An older "score" waits in every queue, stored while no device was connected.
+        let offline = world.engine(pageSize: 10)
+        var older = try await world.job("m0", .topic("news"))
+        older.body = body
+        await offline.submit(older)
+        while try await offline.step() != nil {}
+        #expect(try await world.entriesPerToken(tokens) == [1, 1, 1])
+        let engine = world.engine(pageSize: 10, registry: sessions.registry)
+        var job = try await world.job("m1", .topic("news"))
+        job.body = body
+        await engine.submit(job)
+        while try await engine.step() != nil {}
+        // Written, replacing the older one, then handed to the acknowledgement writer.
+        #expect(sessions.written.all.sorted() == tokens.prefix(2).map { "m1#" + $0.prefix(22) }.sorted())
+        for token in tokens {
+            let registration = try #require(try await world.store.registration(token: token))
+            let pending = try await world.store.pendingMessages(
+                androidID: registration.androidID, after: 0, limit: 10, now: world.clock.now())
+            #expect(pending.map(\.messageID) == ["m1"])
+        }
     }
 
     @Test func T3_jobsPastTheFirstDeviceBudgetGoInTokenOrderOnly() async throws {
