@@ -214,20 +214,18 @@ public final class DeviceRegistry: Sendable {
         if let settle, let settlement, offered.contains(true) {
             await settlement.wait(quiet: settle.quiet, limit: settle.limit)
             let settled = settledOffers(entries, offered: offered)
-            if !settled.isEmpty {
+            if settled.contains(true) {
                 written = []
-                written.reserveCapacity(entries.count - settled.count)
-                var remaining: [Bool] = []
-                remaining.reserveCapacity(entries.count - settled.count)
+                var stillOffered: [Bool] = []
                 for index in entries.indices {
-                    if settled.contains(index) {
+                    if settled[index] {
                         acknowledged.append(entries[index])
                     } else {
                         written.append(entries[index])
-                        remaining.append(offered[index])
+                        stillOffered.append(offered[index])
                     }
                 }
-                offered = remaining
+                offered = stillOffered
             }
         }
         var enqueued: [Enqueued] = []
@@ -249,20 +247,18 @@ public final class DeviceRegistry: Sendable {
         }
     }
 
-    /// The offered entries whose devices acknowledged them and that need no row: those
-    /// without a collapse key (one with a key may still replace an older row of its
-    /// device). Their offers are forgotten here.
-    private func settledOffers(_ entries: [QueuedMessage], offered: [Bool]) -> Set<Int> {
+    /// Which offered entries their devices acknowledged and need no row: those without a
+    /// collapse key (one with a key may still replace an older row of its device). Their
+    /// offers are forgotten here.
+    private func settledOffers(_ entries: [QueuedMessage], offered: [Bool]) -> [Bool] {
         offers.withLock { offers in
-            var settled: Set<Int> = []
-            for index in entries.indices where offered[index] && entries[index].collapseKey == nil {
+            entries.indices.map { index in
+                guard offered[index], entries[index].collapseKey == nil else { return false }
                 let key = OfferKey(entries[index])
-                if case .acknowledged = offers[key] {
-                    offers[key] = nil
-                    settled.insert(index)
-                }
+                guard case .acknowledged = offers[key] else { return false }
+                offers[key] = nil
+                return true
             }
-            return settled
         }
     }
 

@@ -194,10 +194,11 @@ public actor FanoutEngine {
         // acknowledge it within `settle` need no row.
         try await registry.store(entries, maximumPending: limits.maximumPending, settle: settle) {
             [store, job, metrics] entries, acknowledged in
-            metrics.increment("herald_fanout_acknowledged_before_written_total", by: acknowledged.count)
-            return try await store.storeFanoutPage(
+            let enqueued = try await store.storeFanoutPage(
                 messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
                 done: done, limits: limits, stats: stats + acknowledged.map { DeliveryStat($0.statKey, .delivered) })
+            metrics.increment("herald_fanout_acknowledged_before_written_total", by: acknowledged.count)
+            return enqueued
         }
         expansions[job.messageID]?.position = page.next
         metrics.increment(
