@@ -32,7 +32,7 @@ struct GatewayHarness {
         settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
         _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {
-        let directory = "/tmp/herald-gateway-test-" + SecureRandom.hex(bytes: 6)
+        let directory = NSTemporaryDirectory() + "herald-gateway-test-" + SecureRandom.hex(bytes: 6)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteStore(dataDirectory: directory + "/data")
         let issued = try await ProjectAdministration(store: store).createProject(

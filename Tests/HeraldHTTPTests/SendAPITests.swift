@@ -1,3 +1,4 @@
+import Foundation
 import HeraldCore
 import HeraldStorage
 import Hummingbird
@@ -224,6 +225,6 @@ import Testing
 }
 
 func temporaryDirectory() -> String {
-    let path = "/tmp/herald-test-" + SecureRandom.hex(bytes: 8)
+    let path = NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
     return path
 }
