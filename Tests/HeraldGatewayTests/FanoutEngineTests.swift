@@ -158,7 +158,7 @@ import Testing
     /// page short of the page size, which must not end the job before the rest of the topic.
     @Test(arguments: [false, true])
     func T3_unregisteredAppInstancesInAPageDoNotEndTheFanout(onSQLite: Bool) async throws {
-        let directory = NSTemporaryDirectory() + "herald-fanout-" + SecureRandom.hex(bytes: 6)
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store: any HeraldStore = onSQLite ? try SQLiteStore(dataDirectory: directory) : InMemoryStore()
         let world = try await Self.world(store)
@@ -175,7 +175,7 @@ import Testing
     }
 
     @Test func T3_aFanoutResumesWhereItStoppedAfterARestart() async throws {
-        let directory = NSTemporaryDirectory() + "herald-fanout-" + SecureRandom.hex(bytes: 6)
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
         let tokens = try await world.subscribers(20, topics: ["news"])
@@ -201,7 +201,7 @@ import Testing
     /// T3: a job stored by a build that paged in token order, its cursor a bare token,
     /// resumes after that token in token order: the tokens before it had the message then.
     @Test func T3_aJobWithATokenCursorResumesInTokenOrder() async throws {
-        let directory = NSTemporaryDirectory() + "herald-fanout-" + SecureRandom.hex(bytes: 6)
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
         let tokens = try await world.subscribers(20, topics: ["news"]).sorted()
@@ -458,7 +458,7 @@ import Testing
     }
 
     @Test func T3_aFanoutStoppedInItsFirstPassResumesWithoutReachingADeviceTwice() async throws {
-        let directory = NSTemporaryDirectory() + "herald-fanout-" + SecureRandom.hex(bytes: 6)
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
         let tokens = try await world.subscribers(20, topics: ["news"]).sorted()

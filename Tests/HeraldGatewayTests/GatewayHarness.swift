@@ -32,7 +32,7 @@ struct GatewayHarness {
         settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
         _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {
-        let directory = NSTemporaryDirectory() + "herald-gateway-test-" + SecureRandom.hex(bytes: 6)
+        let directory = temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store = try SQLiteStore(dataDirectory: directory + "/data")
         let issued = try await ProjectAdministration(store: store).createProject(
@@ -178,4 +178,9 @@ func firstEvent(_ client: HeraldClient, within seconds: Double = 10) async throw
         guard let event = try await group.next() ?? nil else { throw HarnessError("no event in \(seconds) s") }
         return event
     }
+}
+
+/// A new path under TMPDIR for a test's data directory (`scripts/test` removes TMPDIR after the run).
+func temporaryDirectory() -> String {
+    NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
 }

@@ -224,7 +224,7 @@ import Testing
     }
 }
 
+/// A new path under TMPDIR for a test's data directory (`scripts/test` removes TMPDIR after the run).
 func temporaryDirectory() -> String {
-    let path = NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
-    return path
+    NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
 }
