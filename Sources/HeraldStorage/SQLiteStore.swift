@@ -15,6 +15,11 @@ public final class SQLiteStore: HeraldStore {
     private let checkpointer: DatabaseQueue
     /// The last shared stanza the expiry sweep looked at (`deleteExpired`).
     private let stanzaSweepPosition = Mutex<Int64>(0)
+    /// Registrations looked up by token. Only this store changes registration rows; the
+    /// command line, from another process, may delete a project, which bumps the
+    /// credentials revision the server polls: seeing it move empties the cache.
+    let registrations = RegistrationCache(capacity: 32_768)
+    private let lastCredentialsRevision = Mutex<Int64?>(nil)
 
     /// How many log pages a writer lets accumulate before it checkpoints itself: only
     /// reached when nothing calls `checkpoint()` often enough.
@@ -306,7 +311,8 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func deleteProject(id: String) async throws -> Bool {
-        try await write { db in
+        defer { registrations.forgetAll() }
+        return try await write { db in
             try db.executeCached(sql: "DELETE FROM projects WHERE id = ?", arguments: [id])
             guard db.changesCount > 0 else { return false }
             try Self.bumpRevision(db)
@@ -362,9 +368,15 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func credentialsRevision() async throws -> Int64 {
-        try read { db in
+        let revision = try read { db in
             try Int64.fetchOne(cached: db, sql: "SELECT value FROM counters WHERE name = 'credentials_revision'") ?? 0
         }
+        let moved = lastCredentialsRevision.withLock { last in
+            defer { last = revision }
+            return last != nil && last != revision
+        }
+        if moved { registrations.forgetAll() }
+        return revision
     }
 
     // MARK: Secrets
@@ -735,6 +747,7 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func createRegistration(_ registration: Registration) async throws {
+        defer { registrations.forget(token: registration.token) }
         try await write { db in
             try db.executeCached(
                 sql: """
@@ -753,12 +766,16 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func registration(token: String) async throws -> Registration? {
-        try read { db in
+        if let known = registrations.registration(token: token) { return known }
+        let generation = registrations.generation
+        let found = try read { db in
             try db.fetchAllCached(
                 sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ?", arguments: [token],
                 Self.registration
             ).first
         }
+        if let found { registrations.keep(found, readAt: generation) }
+        return found
     }
 
     public func registration(installationID: String, projectID: String) async throws -> Registration? {
@@ -783,7 +800,8 @@ public final class SQLiteStore: HeraldStore {
     }
 
     public func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration? {
-        try await write { db in
+        defer { registrations.forget(token: token) }
+        return try await write { db in
             guard
                 var registration = try db.fetchAllCached(
                     sql: "SELECT \(Self.registrationColumns) FROM registrations WHERE token = ? AND deleted_at IS NULL",

@@ -152,4 +152,42 @@ import Testing
         _ = try await store.deleteExpired(now: Timestamp(seconds: 200), limit: 1)
         #expect(try stanzas() == [[1, 0]])
     }
+
+    /// C2: a registration the server looked up is forgotten when the command line, in
+    /// another process, deletes its project: once the server has seen the credentials
+    /// revision move (it polls it), the token is unknown.
+    @Test func C2_aProjectDeletedByAnotherProcessTakesItsRememberedRegistrationsWithIt() async throws {
+        let directory = temporaryDirectory()
+        let server = try SQLiteStore(dataDirectory: directory)
+        try await server.createProject(sampleProject(), firstKey: sampleKey("k1"))
+        try await server.createDevice(Device(androidID: 42, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+        try await server.createRegistration(sampleRegistration("tok"))
+        _ = try await server.credentialsRevision()
+        #expect(try await server.registration(token: "tok")?.projectID == "alpha-project")
+        #expect(server.registrations.count == 1)
+
+        let commandLine = try SQLiteStore(dataDirectory: directory)
+        #expect(try await commandLine.deleteProject(id: "alpha-project"))
+        _ = try await server.credentialsRevision()
+        #expect(try await server.registration(token: "tok") == nil)
+    }
+
+    /// C2: a look-up that read a registration before a change to it committed does not
+    /// keep what it read; the cache holds at most its capacity.
+    @Test func C2_theRegistrationCacheKeepsNothingReadBeforeAChangeAndStaysBounded() {
+        let cache = RegistrationCache(capacity: 3)
+        let before = cache.generation
+        cache.forget(token: "tok")
+        cache.keep(sampleRegistration("tok"), readAt: before)
+        #expect(cache.registration(token: "tok") == nil)
+        cache.keep(sampleRegistration("tok"), readAt: cache.generation)
+        #expect(cache.registration(token: "tok")?.token == "tok")
+
+        let generation = cache.generation
+        for token in ["a", "b", "c", "d"] { cache.keep(sampleRegistration(token), readAt: generation) }
+        #expect(cache.count <= 3)
+        #expect(cache.registration(token: "d")?.token == "d")
+        cache.forgetAll()
+        #expect(cache.count == 0)
+    }
 }

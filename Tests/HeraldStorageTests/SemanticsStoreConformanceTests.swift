@@ -158,6 +158,8 @@ func entry(
         let store = try await prepared(backend)
         try await store.createRegistration(sampleRegistration("tok"))
         try await store.appendMessages([], queue: [entry("a"), entry("b")])
+        // Looked up first, as a send does, so that a store remembering it must forget it.
+        #expect(try await store.registration(token: "tok")?.deletedAt == nil)
         let deleted = try #require(try await store.deleteRegistration(token: "tok", at: Timestamp(seconds: 300)))
         #expect(deleted.deletedAt == Timestamp(seconds: 300))
         #expect(try await store.deleteRegistration(token: "tok", at: Timestamp(seconds: 301)) == nil)
