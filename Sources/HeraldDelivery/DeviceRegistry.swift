@@ -69,9 +69,34 @@ public final class DeviceRegistry: Sendable {
 
         func sent() { events.add(1, ordering: .relaxed) }
 
+        /// The waiter's continuation while it naps: the last answer wakes it at once.
+        private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+
         func answer() {
-            unanswered.subtract(1, ordering: .releasing)
+            let left = unanswered.subtract(1, ordering: .acquiringAndReleasing).newValue
             events.add(1, ordering: .relaxed)
+            if left == 0 { waiter.withLock { $0.take() }?.resume() }
+        }
+
+        /// Sleeps for `duration`, or less if every offer is answered meanwhile.
+        private func nap(_ duration: Duration) async {
+            await withCheckedContinuation { continuation in
+                // Checked under the lock that `answer` takes after counting: an answer
+                // either finds the continuation here or came before this check.
+                let answered = waiter.withLock { waiter in
+                    guard outstanding > 0 else { return true }
+                    waiter = continuation
+                    return false
+                }
+                if answered {
+                    continuation.resume()
+                    return
+                }
+                Task {
+                    try? await Task.sleep(for: duration)
+                    self.waiter.withLock { $0.take() }?.resume()
+                }
+            }
         }
 
         /// Returns once every offer is answered, or when neither sends nor answers came
@@ -82,7 +107,7 @@ public final class DeviceRegistry: Sendable {
             var lastProgress = start
             var seen = events.load(ordering: .relaxed)
             while outstanding > 0, !Task.isCancelled {
-                try? await Task.sleep(for: .milliseconds(1))
+                await nap(.milliseconds(1))
                 let now = clock.now
                 let current = events.load(ordering: .relaxed)
                 if current != seen {

@@ -17,10 +17,18 @@ public final class Dispatcher: Sendable {
     private let quotas: Quotas
     private let logger: Logger
 
+    /// How long a one-to-one message to a connected device waits for its
+    /// acknowledgement before its queue row is written, by default.
+    public static let defaultAcknowledgementWait = DeviceRegistry.Settle(
+        quiet: .milliseconds(1), limit: .milliseconds(3))
+    private let acknowledgementWait: DeviceRegistry.Settle?
+
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
-        fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(), logger: Logger
+        fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(),
+        acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait, logger: Logger
     ) {
+        self.acknowledgementWait = acknowledgementWait
         self.quotas = quotas
         self.store = store
         self.clock = clock
@@ -123,12 +131,20 @@ public final class Dispatcher: Sendable {
         let ttl = entry.map { ($0.expiresAt.milliseconds - now.milliseconds) / 1000 } ?? 0
         // A device connected here gets the message while its row is written (L2): its
         // session takes it only if storing it cannot change what the queue holds. Should the
-        // write fail, the sender gets an error for a message the device may have seen.
+        // write fail, the sender gets an error for a message the device may have seen. The
+        // row waits a moment for the device's acknowledgement, which makes it needless.
         let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
         let queue = entry.map { [$0] } ?? []
         let queueLimits = QueueLimits(project.settings)
-        try await registry.store(queue, maximumPending: queueLimits.maximumPending) { [store] queue, _ in
-            try await store.appendMessages([record], queue: queue, limits: queueLimits, stats: plan.stats)
+        try await registry.store(queue, maximumPending: queueLimits.maximumPending, settle: acknowledgementWait) {
+            [store, metrics] queue, acknowledged in
+            let enqueued = try await store.appendMessages(
+                [record], queue: queue, limits: queueLimits,
+                stats: plan.stats + acknowledged.map { DeliveryStat($0.statKey, .delivered) })
+            if !acknowledged.isEmpty {
+                metrics.increment("herald_messages_acknowledged_before_written_total", by: acknowledged.count)
+            }
+            return enqueued
         }
         logger.debug(
             "message accepted",

@@ -65,7 +65,7 @@ public struct HeraldNode: Sendable {
             store: store, directory: directory, tokens: AccessTokens(secret: secret),
             dispatcher: Dispatcher(
                 store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, quotas: quotas,
-                logger: logger),
+                acknowledgementWait: configuration.acknowledgementWait, logger: logger),
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
             renderMetrics: { metricsRegistry.emitToString() })

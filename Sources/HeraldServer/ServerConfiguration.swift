@@ -1,3 +1,4 @@
+public import HeraldDelivery
 public import HeraldGateway
 
 /// How `herald serve` runs; every field has the default written in its comment.
@@ -34,6 +35,13 @@ public struct ServerConfiguration: Sendable {
     public var httpHeadTimeoutSeconds: Double = 60
     /// Seconds an HTTP client has to send a request's body once its head is in. Default 60.
     public var httpBodyTimeoutSeconds: Double = 60
+    /// How long a message to one device connected here waits for the device's
+    /// acknowledgement before its queue row is written (nil: written at once). A message
+    /// acknowledged meanwhile gets no row, so the row is not written only to be deleted;
+    /// the sender's answer still waits for the message's own record. Default: 1 ms
+    /// without news from the device, 3 ms in all, which a device on the same network
+    /// answers within.
+    public var acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait
 
     public init() {}
 

@@ -6,7 +6,8 @@ public import NIOSSL
 import Synchronization
 
 /// `herald bench e2e`: latency from the start of a send request to the moment a
-/// connected device reads the message, at a fixed send rate spread over many devices.
+/// connected device reads the message, at a fixed send rate spread over many devices;
+/// beside it, how long the sender waited for the request's answer.
 public struct EndToEndBenchmark: Sendable {
     public struct Options: Sendable {
         public var target: BenchTarget
@@ -32,6 +33,8 @@ public struct EndToEndBenchmark: Sendable {
         public var failedSends: Int
         public var seconds: Double
         public var latency: LatencySummary
+        /// From the start of each send request to its whole answer.
+        public var answer: LatencySummary
 
         public var json: JSONValue {
             .object([
@@ -40,6 +43,7 @@ public struct EndToEndBenchmark: Sendable {
                 (key: "achieved_rate", value: .number((Double(sent) / seconds).rounded())),
                 (key: "p50_us", value: .number(latency.p50)), (key: "p90_us", value: .number(latency.p90)),
                 (key: "p99_us", value: .number(latency.p99)), (key: "max_us", value: .number(latency.max)),
+                (key: "answer_p50_us", value: .number(answer.p50)), (key: "answer_p99_us", value: .number(answer.p99)),
             ])
         }
     }
@@ -57,6 +61,7 @@ public struct EndToEndBenchmark: Sendable {
         let origin = ContinuousClock.now
         let receipts = Timeline(count: total)
         let sends = Timeline(count: total)
+        let answers = Timeline(count: total)
         progress("registering and connecting \(options.devices) devices")
         let instances = try await options.target.registerInstances(options.devices)
         let tokens = instances.map(\.token)
@@ -98,6 +103,7 @@ public struct EndToEndBenchmark: Sendable {
                             sends.record(index, (ContinuousClock.now - origin).nanoseconds)
                             let result = try await connection.request(
                                 .POST, path, headers: headers, body: Array(body.utf8))
+                            answers.record(index, (ContinuousClock.now - origin).nanoseconds)
                             if result.status != 200 { failures.value.add(1, ordering: .relaxed) }
                         }
                     }
@@ -112,14 +118,17 @@ public struct EndToEndBenchmark: Sendable {
         }
         let sent = sends.values
         let received = receipts.values
+        let answered = answers.values
         var latencies: [Int64] = []
-        for index in 0..<total where sent[index] >= 0 && received[index] >= 0 {
-            latencies.append(received[index] - sent[index])
+        var answerLatencies: [Int64] = []
+        for index in 0..<total where sent[index] >= 0 {
+            if received[index] >= 0 { latencies.append(received[index] - sent[index]) }
+            if answered[index] >= 0 { answerLatencies.append(answered[index] - sent[index]) }
         }
         return Report(
             sent: total, received: latencies.count, failedSends: failures.value.load(ordering: .relaxed),
             seconds: sendSeconds,
-            latency: LatencySummary(nanoseconds: latencies))
+            latency: LatencySummary(nanoseconds: latencies), answer: LatencySummary(nanoseconds: answerLatencies))
     }
 }
 

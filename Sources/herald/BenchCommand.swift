@@ -272,10 +272,12 @@ struct BenchCommand: AsyncParsableCommand {
                 return try await BenchOutput.run(json: json, benchmark.run)
             }
             guard let report else { return }
-            print("sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs")
+            print(
+                "sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs   answer p50 µs   answer p99 µs")
             print(
                 "\(report.sent)   \(report.received)   \(report.failedSends)   \(Int(Double(report.sent) / report.seconds))   "
-                    + "\(Int(report.latency.p50))   \(Int(report.latency.p90))   \(Int(report.latency.p99))   \(Int(report.latency.max))"
+                    + "\(Int(report.latency.p50))   \(Int(report.latency.p90))   \(Int(report.latency.p99))   \(Int(report.latency.max))   "
+                    + "\(Int(report.answer.p50))   \(Int(report.answer.p99))"
             )
         }
     }

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldDelivery
 import HeraldGateway
 import HeraldProtocol
 import HeraldServer
@@ -30,6 +31,7 @@ struct GatewayHarness {
     static func with<T: Sendable>(
         heartbeatSeconds: Int = 240, clock: any HeraldClock = SystemClock(),
         settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
+        acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait,
         _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {
         let directory = temporaryDirectory()
@@ -45,6 +47,7 @@ struct GatewayHarness {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = directory + "/data"
         configuration.httpPort = 0
+        configuration.acknowledgementWait = acknowledgementWait
         var gateway = GatewayConfiguration()
         gateway.ports = [0]
         gateway.heartbeatSeconds = heartbeatSeconds

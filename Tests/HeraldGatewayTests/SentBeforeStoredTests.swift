@@ -115,6 +115,56 @@ import Testing
             }
         }
     }
+
+    /// L7: a message its connected device acknowledges while the send waits gets no queue
+    /// row at all and still counts as delivered; one the device leaves unanswered past the
+    /// wait is written, and its later acknowledgement deletes it (L4).
+    @Test func L7_aMessageAcknowledgedWhileItsSendWaitsGetsNoQueueRowAndCountsAsDelivered() async throws {
+        // Two seconds of waiting, so that a slow run cannot miss the acknowledgement.
+        let wait = DeviceRegistry.Settle(quiet: .seconds(2), limit: .seconds(2))
+        try await GatewayHarness.with(acknowledgementWait: wait) { harness in
+            let (device, token) = try await harness.makeDevice()
+            // Counts every row the server puts in a device queue.
+            let database = try DatabaseQueue(path: harness.directory + "/data/herald.sqlite")
+            try await database.write { db in
+                try db.execute(
+                    sql: """
+                        INSERT INTO counters (name, value) VALUES ('test_queue_rows', 0);
+                        CREATE TRIGGER test_queue_rows AFTER INSERT ON device_queue
+                        BEGIN UPDATE counters SET value = value + 1 WHERE name = 'test_queue_rows'; END;
+                        """)
+            }
+            @Sendable func queueRows() async throws -> Int? {
+                try await database.read { db in
+                    try Int.fetchOne(db, sql: "SELECT value FROM counters WHERE name = 'test_queue_rows'")
+                }
+            }
+            try await RawMCSConnection.with(port: harness.gatewayPort, caPath: harness.caPath) { connection in
+                _ = try #require(try await connection.login(device))
+                let answered = Task { try await harness.send(#"{"token":"\#(token)","data":{"n":"1"}}"#) }
+                let first = try #require(try await connection.receiveMessage())
+                try await connection.acknowledge([first.persistentID])
+                #expect(try await answered.value == first.persistentID)
+                #expect(try await queueRows() == 0)
+
+                let unanswered = Task { try await harness.send(#"{"token":"\#(token)","data":{"n":"2"}}"#) }
+                let second = try #require(try await connection.receiveMessage())
+                #expect(try await unanswered.value == second.persistentID)
+                #expect(try await queueRows() == 1)
+                try await connection.acknowledge([second.persistentID])
+                try await GatewayHarness.eventually {
+                    try await harness.node.store.queuedCount(androidID: device.androidID) == 0
+                }
+            }
+            let day = CalendarDay(harness.node.clock.now())
+            try await GatewayHarness.eventually {
+                let row = try await harness.node.store.deliveryReport(
+                    projectID: harness.project.id, appID: nil, from: day, through: day
+                ).first
+                return row?[.delivered] == 2
+            }
+        }
+    }
 }
 
 /// Holds SQLite's write lock on a database from a connection of its own until released.
