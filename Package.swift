@@ -173,6 +173,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldStorage",
+                "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldServer",
                 "HeraldTools",

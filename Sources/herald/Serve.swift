@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldDelivery
 import HeraldGateway
 import HeraldServer
 import HeraldStorage
@@ -67,6 +68,14 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("login-timeout"), help: "Seconds a device connection has to log in.")
     var loginTimeout = 30
 
+    @Option(
+        name: .customLong("acknowledgement-wait-ms"),
+        help: """
+            Milliseconds a message to a connected device waits for the device's acknowledgement \
+            before its queue row is written (an acknowledged message gets no row); 0 writes at once.
+            """)
+    var acknowledgementWaitMilliseconds = 3.0
+
     func validate() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if gatewayPlaintext && tlsCertificate != nil {
@@ -75,9 +84,20 @@ struct Serve: AsyncParsableCommand {
         guard httpHeadTimeout > 0, httpBodyTimeout > 0, loginTimeout > 0 else {
             throw ValidationError("Timeouts must be positive.")
         }
+        guard (0...1000).contains(acknowledgementWaitMilliseconds) else {
+            throw ValidationError("--acknowledgement-wait-ms must be between 0 and 1000.")
+        }
         guard (5...1500).contains(heartbeatSeconds) else {
             throw ValidationError("--heartbeat-seconds must be between 5 and 1500 (well inside 30 minutes).")
         }
+    }
+
+    /// The wait `--acknowledgement-wait-ms` sets: it also ends 1 ms after the last news
+    /// from the device, as the default does.
+    var acknowledgementWait: DeviceRegistry.Settle? {
+        guard acknowledgementWaitMilliseconds > 0 else { return nil }
+        let limit = Duration.microseconds(Int64(acknowledgementWaitMilliseconds * 1000))
+        return DeviceRegistry.Settle(quiet: min(limit, .milliseconds(1)), limit: limit)
     }
 
     func run() async throws {
@@ -98,6 +118,7 @@ struct Serve: AsyncParsableCommand {
         configuration.publicURL = publicURL
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
+        configuration.acknowledgementWait = acknowledgementWait
         OpenFiles.raiseLimit(logger: logger)
         var gateway = GatewayConfiguration()
         gateway.loginTimeoutSeconds = loginTimeout
