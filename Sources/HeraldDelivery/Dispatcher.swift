@@ -17,10 +17,16 @@ public final class Dispatcher: Sendable {
     private let quotas: Quotas
     private let logger: Logger
 
-    /// How long a one-to-one message to a connected device waits for its
-    /// acknowledgement before its queue row is written, by default.
-    public static let defaultAcknowledgementWait = DeviceRegistry.Settle(
-        quiet: .milliseconds(1), limit: .milliseconds(3))
+    /// How long a one-to-one message to a connected device waits for its acknowledgement
+    /// before its queue row is written: `limit` in all, and no longer than 1 ms after the
+    /// last news from the device. Nil (no wait) for a zero limit.
+    public static func acknowledgementWait(limit: Duration) -> DeviceRegistry.Settle? {
+        guard limit > .zero else { return nil }
+        return DeviceRegistry.Settle(quiet: min(limit, .milliseconds(1)), limit: limit)
+    }
+
+    /// The wait by default: 3 ms, which a device on the same network answers within.
+    public static let defaultAcknowledgementWait = acknowledgementWait(limit: .milliseconds(3))
     private let acknowledgementWait: DeviceRegistry.Settle?
 
     public init(

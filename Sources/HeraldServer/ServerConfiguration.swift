@@ -38,9 +38,8 @@ public struct ServerConfiguration: Sendable {
     /// How long a message to one device connected here waits for the device's
     /// acknowledgement before its queue row is written (nil: written at once). A message
     /// acknowledged meanwhile gets no row, so the row is not written only to be deleted;
-    /// the sender's answer still waits for the message's own record. Default: 1 ms
-    /// without news from the device, 3 ms in all, which a device on the same network
-    /// answers within.
+    /// the sender's answer still waits for the message's own record. Default:
+    /// `Dispatcher.defaultAcknowledgementWait`.
     public var acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait
 
     public init() {}

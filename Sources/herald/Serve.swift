@@ -74,7 +74,7 @@ struct Serve: AsyncParsableCommand {
             Milliseconds a message to a connected device waits for the device's acknowledgement \
             before its queue row is written (an acknowledged message gets no row); 0 writes at once.
             """)
-    var acknowledgementWaitMilliseconds = 3.0
+    var acknowledgementWaitMilliseconds = (Dispatcher.defaultAcknowledgementWait?.limit ?? .zero) / .milliseconds(1)
 
     func validate() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
@@ -90,14 +90,6 @@ struct Serve: AsyncParsableCommand {
         guard (5...1500).contains(heartbeatSeconds) else {
             throw ValidationError("--heartbeat-seconds must be between 5 and 1500 (well inside 30 minutes).")
         }
-    }
-
-    /// The wait `--acknowledgement-wait-ms` sets: it also ends 1 ms after the last news
-    /// from the device, as the default does.
-    var acknowledgementWait: DeviceRegistry.Settle? {
-        guard acknowledgementWaitMilliseconds > 0 else { return nil }
-        let limit = Duration.microseconds(Int64(acknowledgementWaitMilliseconds * 1000))
-        return DeviceRegistry.Settle(quiet: min(limit, .milliseconds(1)), limit: limit)
     }
 
     func run() async throws {
@@ -118,7 +110,8 @@ struct Serve: AsyncParsableCommand {
         configuration.publicURL = publicURL
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
-        configuration.acknowledgementWait = acknowledgementWait
+        configuration.acknowledgementWait = Dispatcher.acknowledgementWait(
+            limit: .microseconds(Int64(acknowledgementWaitMilliseconds * 1000)))
         OpenFiles.raiseLimit(logger: logger)
         var gateway = GatewayConfiguration()
         gateway.loginTimeoutSeconds = loginTimeout

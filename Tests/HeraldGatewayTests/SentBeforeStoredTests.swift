@@ -116,6 +116,16 @@ import Testing
         }
     }
 
+    /// L7: the wait `herald serve --acknowledgement-wait-ms` sets: none for 0, and never
+    /// more than 1 ms after the last news from the device.
+    @Test func L7_theAcknowledgementWaitIsOffAtZeroAndQuietAfterAMillisecond() throws {
+        #expect(Dispatcher.acknowledgementWait(limit: .zero) == nil)
+        let short = try #require(Dispatcher.acknowledgementWait(limit: .microseconds(500)))
+        #expect(short.quiet == .microseconds(500) && short.limit == .microseconds(500))
+        let standard = try #require(Dispatcher.defaultAcknowledgementWait)
+        #expect(standard.quiet == .milliseconds(1) && standard.limit == .milliseconds(3))
+    }
+
     /// L7: a message its connected device acknowledges while the send waits gets no queue
     /// row at all and still counts as delivered; one the device leaves unanswered past the
     /// wait is written, and its later acknowledgement deletes it (L4).
