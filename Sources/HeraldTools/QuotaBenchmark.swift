@@ -7,14 +7,21 @@ import Synchronization
 /// Reports the first project's accepted rate against its quota, the server CPU a refusal
 /// costs next to an acceptance, and the second project's latency with and without the load.
 public struct QuotaBenchmark: Sendable {
+    /// Sends one project's topic messages at a rate (sends a second) for a time (seconds).
+    /// `herald bench quota` runs each in a process of its own, as app servers of their own
+    /// would be: the load's client work then does not hold up the neighbour's in a shared
+    /// thread pool and event loops.
+    public typealias Sender = @Sendable (_ rate: Double, _ seconds: Double) async throws -> Outcome
+
     public struct Options: Sendable {
-        public var url: HTTPURL
-        public var overloaded: ServiceAccountCredentials
-        public var neighbour: ServiceAccountCredentials
+        /// The project driven past its quota.
+        public var overloaded: Sender
+        /// The project under its quota whose latency is measured.
+        public var neighbour: Sender
         /// A project whose quota is 0: every send it makes is refused.
-        public var refused: ServiceAccountCredentials
+        public var refused: Sender
         /// A project with the same quota as `overloaded`, driven at exactly its quota.
-        public var steady: ServiceAccountCredentials
+        public var steady: Sender
         /// The overloaded project's `downstream-per-minute`, as set on the server.
         public var quotaPerMinute: Int
         /// The overloaded project's send rate, as a multiple of its quota.
@@ -26,12 +33,11 @@ public struct QuotaBenchmark: Sendable {
         public var serverPID: Int32
 
         public init(
-            url: HTTPURL, overloaded: ServiceAccountCredentials, neighbour: ServiceAccountCredentials,
-            refused: ServiceAccountCredentials, steady: ServiceAccountCredentials, quotaPerMinute: Int, factor: Double,
+            overloaded: @escaping Sender, neighbour: @escaping Sender, refused: @escaping Sender,
+            steady: @escaping Sender, quotaPerMinute: Int, factor: Double,
             neighbourRate: Double, seconds: Double, baselineSeconds: Double,
             serverPID: Int32
         ) {
-            self.url = url
             self.overloaded = overloaded
             self.neighbour = neighbour
             self.refused = refused
@@ -51,6 +57,28 @@ public struct QuotaBenchmark: Sendable {
         public var refused = 0
         public var other = 0
         public var latencyNanoseconds: [Int64] = []
+
+        public init() {}
+
+        public var json: JSONValue {
+            .object([
+                (key: "accepted", value: .number(Double(accepted))),
+                (key: "refused", value: .number(Double(refused))),
+                (key: "other", value: .number(Double(other))),
+                (key: "latency_ns", value: .array(latencyNanoseconds.map { .number(Double($0)) })),
+            ])
+        }
+
+        /// Reads what `json` wrote.
+        public init?(json: JSONValue) {
+            guard let accepted = json["accepted"]?.numberValue, let refused = json["refused"]?.numberValue,
+                let other = json["other"]?.numberValue, let latencies = json["latency_ns"]?.arrayElements
+            else { return nil }
+            self.accepted = Int(accepted)
+            self.refused = Int(refused)
+            self.other = Int(other)
+            latencyNanoseconds = latencies.compactMap { $0.numberValue.map { Int64($0) } }
+        }
     }
 
     public struct Report: Sendable {
@@ -61,6 +89,8 @@ public struct QuotaBenchmark: Sendable {
         /// Answers other than 200 and 429, over every phase: a sound run has none.
         public var failures: Int
         public var baselineNeighbour: LatencySummary
+        /// The neighbour alone again after the load: how far the machine drifted meanwhile.
+        public var afterNeighbour: LatencySummary
         /// The neighbour beside the other project sending at exactly its quota.
         public var atQuotaNeighbour: LatencySummary
         public var loadedNeighbour: LatencySummary
@@ -80,6 +110,8 @@ public struct QuotaBenchmark: Sendable {
                 (key: "failures", value: .number(Double(failures))),
                 (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
+                (key: "neighbour_p50_us_alone_after", value: .number(afterNeighbour.p50.rounded())),
+                (key: "neighbour_p99_us_alone_after", value: .number(afterNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_at_quota", value: .number(atQuotaNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_loaded", value: .number(loadedNeighbour.p50.rounded())),
@@ -99,9 +131,6 @@ public struct QuotaBenchmark: Sendable {
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
         let options = options
         let pid = options.serverPID
-        let neighbourToken = try await options.neighbour.accessToken()
-        let overloadedToken = try await options.overloaded.accessToken()
-        let refusedToken = try await options.refused.accessToken()
         let quotaPerSecond = Double(options.quotaPerMinute) / 60
         let offered = quotaPerSecond * options.factor
         let phase = options.baselineSeconds
@@ -111,36 +140,31 @@ public struct QuotaBenchmark: Sendable {
         let idlePerSecond = idle.seconds / phase
 
         progress("acceptances: the neighbour alone at \(Int(options.neighbourRate))/s for \(phase) s")
-        let alone = try await Self.cpu(pid: pid) {
-            try await Self.paced(
-                url: options.url, credentials: options.neighbour, token: neighbourToken, rate: options.neighbourRate,
-                seconds: phase)
-        }
+        let alone = try await Self.cpu(pid: pid) { try await options.neighbour(options.neighbourRate, phase) }
         let perAcceptance = max(0, alone.seconds - idlePerSecond * phase) / Double(max(1, alone.value.accepted))
 
         progress("refusals: a project with quota 0 at \(Int(offered))/s for \(phase) s")
-        let refusals = try await Self.cpu(pid: pid) {
-            try await Self.paced(
-                url: options.url, credentials: options.refused, token: refusedToken, rate: offered, seconds: phase)
-        }
+        let refusals = try await Self.cpu(pid: pid) { try await options.refused(offered, phase) }
         let perRefusal = max(0, refusals.seconds - idlePerSecond * phase) / Double(max(1, refusals.value.refused))
 
         progress("at quota: \(Int(quotaPerSecond))/s beside the neighbour for \(phase) s")
-        let atQuota = try await Self.beside(
-            options: options, credentials: options.steady, token: try await options.steady.accessToken(),
-            neighbourToken: neighbourToken, rate: quotaPerSecond, seconds: phase)
+        let atQuota = try await Self.beside(options.steady, rate: quotaPerSecond, seconds: phase, options: options)
 
         progress("load: \(Int(offered))/s against a quota of \(Int(quotaPerSecond))/s, for \(options.seconds) s")
         let loaded = try await Self.beside(
-            options: options, credentials: options.overloaded, token: overloadedToken, neighbourToken: neighbourToken,
-            rate: offered,
-            seconds: options.seconds)
+            options.overloaded, rate: offered, seconds: options.seconds, options: options)
+
+        progress("the neighbour alone again for \(phase) s")
+        let after = try await options.neighbour(options.neighbourRate, phase)
         return Report(
             quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
             acceptedPerSecond: Double(loaded.load.accepted) / options.seconds, refused: loaded.load.refused,
-            failures: [alone.value, refusals.value, atQuota.load, atQuota.neighbour, loaded.load, loaded.neighbour]
-                .map(\.other).reduce(0, +),
+            failures: [
+                alone.value, refusals.value, atQuota.load, atQuota.neighbour, loaded.load, loaded.neighbour, after,
+            ]
+            .map(\.other).reduce(0, +),
             baselineNeighbour: LatencySummary(nanoseconds: alone.value.latencyNanoseconds),
+            afterNeighbour: LatencySummary(nanoseconds: after.latencyNanoseconds),
             atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
             loadedNeighbour: LatencySummary(nanoseconds: loaded.neighbour.latencyNanoseconds),
             cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6)
@@ -148,13 +172,10 @@ public struct QuotaBenchmark: Sendable {
 
     /// A project at `rate` and the neighbour at its rate, side by side.
     static func beside(
-        options: Options, credentials: ServiceAccountCredentials, token: String, neighbourToken: String, rate: Double,
-        seconds: Double
+        _ sender: @escaping Sender, rate: Double, seconds: Double, options: Options
     ) async throws -> (load: Outcome, neighbour: Outcome) {
-        async let load = paced(url: options.url, credentials: credentials, token: token, rate: rate, seconds: seconds)
-        async let neighbour = paced(
-            url: options.url, credentials: options.neighbour, token: neighbourToken, rate: options.neighbourRate,
-            seconds: seconds)
+        async let load = sender(rate, seconds)
+        async let neighbour = options.neighbour(options.neighbourRate, seconds)
         return try await (load, neighbour)
     }
 
@@ -167,7 +188,7 @@ public struct QuotaBenchmark: Sendable {
 
     /// Sends topic messages at a fixed rate for a time (open loop over a few keep-alive
     /// connections: a slow answer does not lower the rate offered).
-    static func paced(
+    public static func paced(
         url: HTTPURL, credentials: ServiceAccountCredentials, token: String, rate: Double, seconds: Double
     ) async throws -> Outcome {
         let connections = max(1, min(32, Int(rate / 200)))

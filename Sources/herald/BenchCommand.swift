@@ -9,7 +9,7 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Herald: one given by --url, or a herald serve the benchmark starts and removes.",
-        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self])
+        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self, Pace.self])
 
     /// Gateway options shared by the device benchmarks.
     struct GatewayOptions: ParsableArguments {
@@ -105,14 +105,13 @@ struct BenchCommand: AsyncParsableCommand {
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            guard HTTPURL(url) != nil else { throw ValidationError("--url must be http://HOST:PORT") }
+            let sender = { (keyFile: String) in Pace.sender(url: url, keyFile: keyFile) }
             let benchmark = QuotaBenchmark(
                 options: .init(
-                    url: base, overloaded: try ServiceAccountCredentials(keyFile: overloaded),
-                    neighbour: try ServiceAccountCredentials(keyFile: neighbour),
-                    refused: try ServiceAccountCredentials(keyFile: refused),
-                    steady: try ServiceAccountCredentials(keyFile: steady), quotaPerMinute: quota,
-                    factor: factor, neighbourRate: neighbourRate, seconds: seconds, baselineSeconds: baselineSeconds,
+                    overloaded: sender(overloaded), neighbour: sender(neighbour), refused: sender(refused),
+                    steady: sender(steady), quotaPerMinute: quota, factor: factor,
+                    neighbourRate: neighbourRate, seconds: seconds, baselineSeconds: baselineSeconds,
                     serverPID: serverPID))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print("quota/s   offered/s   accepted/s   deviation %   refused   CPU µs per acceptance   per refusal")
@@ -123,11 +122,62 @@ struct BenchCommand: AsyncParsableCommand {
                     + "\(Int(report.cpuPerAcceptanceMicroseconds))   \(Int(report.cpuPerRefusalMicroseconds))")
             print(
                 "neighbour latency µs: alone p50 \(Int(report.baselineNeighbour.p50)) p99 "
-                    + "\(Int(report.baselineNeighbour.p99)); beside a project at its quota p50 "
+                    + "\(Int(report.baselineNeighbour.p99)), again after p50 \(Int(report.afterNeighbour.p50)) p99 "
+                    + "\(Int(report.afterNeighbour.p99)); beside a project at its quota p50 "
                     + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)); "
                     + "beside one at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
                     + "\(Int(report.loadedNeighbour.p99))")
             if report.failures > 0 { print("answers other than 200 and 429: \(report.failures)") }
+        }
+    }
+
+    /// One project's topic sends at a fixed rate, its outcome printed as JSON: each sender of
+    /// `herald bench quota`, run as a process of its own.
+    struct Pace: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Topic sends at a fixed rate; prints the answers and latencies as JSON.", shouldDisplay: false)
+
+        @Option(help: "Herald's base URL.") var url: String
+        @Option(name: .customLong("key-file"), help: "The project's service-account key file.") var keyFile: String
+        @Option(help: "Sends a second.") var rate: Double
+        @Option(help: "For how long, in seconds.") var seconds: Double
+
+        func run() async throws {
+            guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
+            let credentials = try ServiceAccountCredentials(keyFile: keyFile)
+            let outcome = try await QuotaBenchmark.paced(
+                url: base, credentials: credentials, token: try await credentials.accessToken(), rate: rate,
+                seconds: seconds)
+            print(outcome.json.rendered)
+        }
+
+        /// A sender that runs `herald bench pace` and reads its outcome.
+        static func sender(url: String, keyFile: String) -> QuotaBenchmark.Sender {
+            { rate, seconds in
+                let output = FileManager.default.temporaryDirectory.appendingPathComponent(
+                    "herald-pace-" + UUID().uuidString
+                ).path
+                guard FileManager.default.createFile(atPath: output, contents: nil),
+                    let handle = FileHandle(forWritingAtPath: output)
+                else { throw ValidationError("cannot write \(output)") }
+                defer { try? FileManager.default.removeItem(atPath: output) }
+                let process = Process()
+                process.executableURL = URL(fileURLWithPath: Bundle.main.executablePath ?? CommandLine.arguments[0])
+                process.arguments = [
+                    "bench", "pace", "--url", url, "--key-file", keyFile, "--rate", String(rate), "--seconds",
+                    String(seconds),
+                ]
+                process.standardOutput = handle
+                let status = try await withCheckedThrowingContinuation { continuation in
+                    process.terminationHandler = { continuation.resume(returning: $0.terminationStatus) }
+                    do { try process.run() } catch { continuation.resume(throwing: error) }
+                }
+                try handle.close()
+                guard status == 0, let data = FileManager.default.contents(atPath: output),
+                    let outcome = QuotaBenchmark.Outcome(json: try JSONParser.parse(Array(data)))
+                else { throw ValidationError("herald bench pace failed (exit status \(status))") }
+                return outcome
+            }
         }
     }
 

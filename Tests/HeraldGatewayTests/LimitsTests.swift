@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldDelivery
 import HeraldServer
 import HeraldStorage
+import HeraldTools
 import Testing
 
 /// SEMANTICS T1, T2, T6 and overload, through a whole node with a manual clock.
@@ -81,6 +82,26 @@ import Testing
                 metrics.contains(
                     #"herald_http_requests_total{route="/v1/projects/{project}/messages:send",status="429"} 2"#),
                 "\(metrics.split(separator: "\n").filter { $0.contains("status=\"429\"") })")
+        }
+    }
+
+    /// The sender of `herald bench quota` counts what the server answered a project driven
+    /// past its quota, and its outcome reads back from the JSON `herald bench pace` prints.
+    @Test func T1_theQuotaBenchmarksSenderCountsAcceptancesAndRefusals() async throws {
+        try await GatewayHarness.with(clock: ManualClock(), settings: { $0.downstreamPerMinute = 5 }) { harness in
+            let base = try #require(HTTPURL(harness.server))
+            let token = try await harness.credentials.accessToken(now: harness.node.clock.now())
+            let outcome = try await QuotaBenchmark.paced(
+                url: base, credentials: harness.credentials, token: token, rate: 40, seconds: 0.5)
+            #expect(outcome.accepted == 5)
+            #expect(outcome.refused == 15)
+            #expect(outcome.other == 0)
+            #expect(outcome.latencyNanoseconds.count == 20)
+            #expect(outcome.latencyNanoseconds.allSatisfy { $0 > 0 })
+            let read = try #require(QuotaBenchmark.Outcome(json: try JSONParser.parse(outcome.json.rendered)))
+            #expect(read.accepted == 5 && read.refused == 15 && read.other == 0)
+            #expect(read.latencyNanoseconds == outcome.latencyNanoseconds)
+            #expect(QuotaBenchmark.Outcome(json: .object([(key: "accepted", value: .number(1))])) == nil)
         }
     }
 
