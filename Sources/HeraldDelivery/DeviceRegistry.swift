@@ -28,12 +28,18 @@ public final class DeviceRegistry: Sendable {
         /// what its queue holds, and calls `sentBeforeStored` if it did. False when the
         /// connection is gone or the device dozes.
         public var offer: @Sendable (QueuedMessage, _ maximumPending: Int) -> Bool
+        /// Runs a function after a delay on the thread that reads the device's answers, so
+        /// that a wait for this one device's answer is timed there and its answer takes the
+        /// timer back without waking another thread. Nil (or a nil timer) when the
+        /// connection cannot: the wait then times itself with a task of its own.
+        public var schedule: Schedule?
 
         public init(
             id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void,
             deliverNow: @escaping @Sendable (QueuedMessage) -> Bool = { _ in false },
             stored: (@Sendable (QueuedMessage) -> Void)? = nil,
-            offer: @escaping @Sendable (QueuedMessage, Int) -> Bool = { _, _ in false }
+            offer: @escaping @Sendable (QueuedMessage, Int) -> Bool = { _, _ in false },
+            schedule: Schedule? = nil
         ) {
             self.id = id
             self.wake = wake
@@ -41,7 +47,17 @@ public final class DeviceRegistry: Sendable {
             self.deliverNow = deliverNow
             self.stored = stored ?? { _ in wake() }
             self.offer = offer
+            self.schedule = schedule
         }
+    }
+
+    /// Sets a timer that runs `body` after `delay`, unless it is cancelled first.
+    public typealias Schedule = @Sendable (_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any Timer)?
+
+    /// A timer set by a connection's `schedule`.
+    public protocol Timer: Sendable {
+        /// Takes the timer back; nothing happens if it has fired already.
+        func cancel()
     }
 
     /// Where an entry offered before it was stored stands.
@@ -62,6 +78,13 @@ public final class DeviceRegistry: Sendable {
         private let unanswered = Atomic<Int>(0)
         /// Sends and answers so far: while it grows, the page's devices are being reached.
         private let events = Atomic<Int>(0)
+        /// Times the waiter's naps: the schedule of the one connection the page was offered
+        /// to, or nil for a task of their own.
+        private let schedule: Schedule?
+
+        init(schedule: Schedule? = nil) {
+            self.schedule = schedule
+        }
 
         var outstanding: Int { unanswered.load(ordering: .acquiring) }
 
@@ -69,13 +92,31 @@ public final class DeviceRegistry: Sendable {
 
         func sent() { events.add(1, ordering: .relaxed) }
 
-        /// The waiter's continuation while it naps: the last answer wakes it at once.
-        private let waiter = Mutex<CheckedContinuation<Void, Never>?>(nil)
+        /// The waiter while it naps: the last answer wakes it at once, and takes its timer back.
+        private struct Napping {
+            /// Counts the naps, so that a timer set for one cannot end a later one.
+            var nap: UInt64 = 0
+            var continuation: CheckedContinuation<Void, Never>?
+            var timer: (any Timer)?
+        }
+        private let waiter = Mutex(Napping())
 
         func answer() {
             let left = unanswered.subtract(1, ordering: .acquiringAndReleasing).newValue
             events.add(1, ordering: .relaxed)
-            if left == 0 { waiter.withLock { $0.take() }?.resume() }
+            if left == 0 { wake(nap: nil) }
+        }
+
+        /// Ends the current nap (or nap `nap` only, for its timer) and takes its timer back.
+        private func wake(nap: UInt64?) {
+            let (continuation, timer) = waiter.withLock {
+                waiter -> (CheckedContinuation<Void, Never>?, (any Timer)?) in
+                guard nap == nil || nap == waiter.nap else { return (nil, nil) }
+                defer { (waiter.continuation, waiter.timer) = (nil, nil) }
+                return (waiter.continuation, waiter.timer)
+            }
+            continuation?.resume()
+            if nap == nil { timer?.cancel() }
         }
 
         /// Sleeps for `duration`, or less if every offer is answered meanwhile.
@@ -83,18 +124,30 @@ public final class DeviceRegistry: Sendable {
             await withCheckedContinuation { continuation in
                 // Checked under the lock that `answer` takes after counting: an answer
                 // either finds the continuation here or came before this check.
-                let answered = waiter.withLock { waiter in
-                    guard outstanding > 0 else { return true }
-                    waiter = continuation
-                    return false
+                let nap: UInt64? = waiter.withLock { waiter in
+                    guard outstanding > 0 else { return nil }
+                    waiter.nap += 1
+                    waiter.continuation = continuation
+                    return waiter.nap
                 }
-                if answered {
+                guard let nap else {
                     continuation.resume()
                     return
                 }
-                Task {
-                    try? await Task.sleep(for: duration)
-                    self.waiter.withLock { $0.take() }?.resume()
+                let alarm: @Sendable () -> Void = { self.wake(nap: nap) }
+                if let timer = schedule?(duration, alarm) {
+                    // Kept for the answer to cancel, unless the nap ended meanwhile.
+                    let ended = waiter.withLock { waiter in
+                        guard waiter.nap == nap, waiter.continuation != nil else { return true }
+                        waiter.timer = timer
+                        return false
+                    }
+                    if ended { timer.cancel() }
+                } else {
+                    Task {
+                        try? await Task.sleep(for: duration)
+                        alarm()
+                    }
                 }
             }
         }
@@ -229,7 +282,8 @@ public final class DeviceRegistry: Sendable {
     ) async throws {
         // A fanout page holds thousands of entries: the connections are looked up under one lock.
         let holdersBefore = holders(of: entries)
-        let settlement = settle.map { _ in Settlement() }
+        // One entry (a send to one device) is timed on its connection's own thread.
+        let settlement = settle.map { _ in Settlement(schedule: entries.count == 1 ? holdersBefore[0]?.schedule : nil) }
         var offered = entries.indices.map { index in
             guard entries[index].deletedCount == 0, let holder = holdersBefore[index] else { return false }
             return offer(entries[index], to: holder, maximumPending: maximumPending, settlement: settlement)

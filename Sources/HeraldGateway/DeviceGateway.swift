@@ -402,6 +402,7 @@ public final class DeviceGateway: Sendable {
         private func connection() -> DeviceRegistry.Connection {
             let inbox = inbox!
             let dozing = dozing
+            let eventLoop = context!.eventLoop
             return DeviceRegistry.Connection(
                 id: connectionID,
                 wake: { inbox.post(.wake) },
@@ -416,7 +417,27 @@ public final class DeviceGateway: Sendable {
                     guard inbox.isOpen, !dozing.isSet else { return false }
                     inbox.post(.offered(entry, maximumPending: maximumPending))
                     return true
+                },
+                schedule: { delay, body in
+                    // Set right after the offer's post to this loop, so it rarely wakes the
+                    // loop again; the acknowledgement that cancels it is read on this loop.
+                    let callback = try? eventLoop.scheduleCallback(
+                        in: .nanoseconds(Int64(delay / .nanoseconds(1))), handler: LoopTimer(body: body))
+                    return callback.map(LoopTimer.Set.init)
                 })
+        }
+    }
+
+    /// A function run by an event loop's timer (`DeviceRegistry.Connection.schedule`).
+    struct LoopTimer: NIOScheduledCallbackHandler, Sendable {
+        let body: @Sendable () -> Void
+
+        func handleScheduledCallback(eventLoop: some EventLoop) { body() }
+
+        struct Set: DeviceRegistry.Timer {
+            let callback: NIOScheduledCallback
+
+            func cancel() { callback.cancel() }
         }
     }
     /// Counts an impression or an open against the message's project, app and label.

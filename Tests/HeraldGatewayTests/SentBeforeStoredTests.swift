@@ -116,6 +116,123 @@ import Testing
         }
     }
 
+    /// Timers a test connection was asked for: each runs its function after its delay
+    /// (or never, when `fires` is off) unless cancelled first.
+    final class Timers: Sendable {
+        let fires: Bool
+        let set = Atomic<Int>(0)
+        let fired = Atomic<Int>(0)
+        let cancelled = Atomic<Int>(0)
+
+        init(fires: Bool) {
+            self.fires = fires
+        }
+
+        final class Timer: DeviceRegistry.Timer {
+            let timers: Timers
+            let pending = Atomic<Bool>(true)
+
+            init(_ timers: Timers) {
+                self.timers = timers
+            }
+
+            func cancel() {
+                if pending.exchange(false, ordering: .acquiringAndReleasing) {
+                    timers.cancelled.add(1, ordering: .relaxed)
+                }
+            }
+        }
+
+        func schedule(_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeviceRegistry.Timer)? {
+            set.add(1, ordering: .relaxed)
+            let timer = Timer(self)
+            if fires {
+                Task {
+                    try await Task.sleep(for: delay)
+                    guard timer.pending.exchange(false, ordering: .acquiringAndReleasing) else { return }
+                    self.fired.add(1, ordering: .relaxed)
+                    body()
+                }
+            }
+            return timer
+        }
+    }
+
+    func registry(_ recorder: Recorder, schedule: DeviceRegistry.Schedule?) -> DeviceRegistry {
+        let registry = DeviceRegistry()
+        registry.register(
+            androidID: 7,
+            DeviceRegistry.Connection(
+                id: 1, wake: {}, replace: {},
+                offer: { entry, _ in
+                    recorder.offered.withLock { $0.append(entry.persistentID) }
+                    return true
+                }, schedule: schedule))
+        return registry
+    }
+
+    /// Stores one entry with a wait for its device's answer; answers what the write was given.
+    func storeWaiting(
+        _ registry: DeviceRegistry, _ entry: QueuedMessage, wait: DeviceRegistry.Settle
+    ) async throws -> (written: [String], acknowledged: [String]) {
+        let given = Mutex<(written: [String], acknowledged: [String])>(([], []))
+        try await registry.store([entry], maximumPending: 100, settle: wait) { entries, acknowledged in
+            given.withLock { $0 = (entries.map(\.persistentID), acknowledged.map(\.persistentID)) }
+            return []
+        }
+        return given.withLock { $0 }
+    }
+
+    /// L7: a send to one connected device times its wait on the connection's own timer,
+    /// which the device's acknowledgement takes back: it never fires, and no row is written.
+    @Test func L7_anAcknowledgementCancelsTheTimerItsConnectionSetForTheWait() async throws {
+        let recorder = Recorder()
+        let timers = Timers(fires: false)
+        let registry = registry(recorder, schedule: timers.schedule)
+        // A timer that never fires: only the acknowledgement can end this wait.
+        let send = Task {
+            try await storeWaiting(
+                registry, entry("a"), wait: DeviceRegistry.Settle(quiet: .seconds(5), limit: .seconds(5)))
+        }
+        try await GatewayHarness.eventually { timers.set.load(ordering: .relaxed) == 1 }
+        registry.sentBeforeStored(entry("a"))
+        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]).isEmpty)
+        let outcome = try await send.value
+        #expect(outcome.written.isEmpty && outcome.acknowledged == ["a"])
+        #expect(timers.set.load(ordering: .relaxed) == 1)
+        #expect(timers.cancelled.load(ordering: .relaxed) == 1)
+        #expect(timers.fired.load(ordering: .relaxed) == 0)
+    }
+
+    /// L7: a device that leaves its message unanswered is waited for no longer than the
+    /// wait's quiet time, by its connection's timer or, where the connection cannot set
+    /// one, by a task of the wait's own; the message's row is then written.
+    @Test(arguments: [true, false])
+    func L7_anUnansweredWaitEndsByTheConnectionsTimerOrATaskOfItsOwn(connectionTimes: Bool) async throws {
+        let recorder = Recorder()
+        let timers = Timers(fires: true)
+        let schedule: DeviceRegistry.Schedule = { delay, body in
+            connectionTimes ? timers.schedule(delay, body) : nil
+        }
+        let registry = registry(recorder, schedule: schedule)
+        let started = ContinuousClock.now
+        let send = Task {
+            try await storeWaiting(
+                registry, entry("a"), wait: DeviceRegistry.Settle(quiet: .milliseconds(20), limit: .seconds(5)))
+        }
+        try await GatewayHarness.eventually { recorder.offered.withLock { $0 } == ["a"] }
+        registry.sentBeforeStored(entry("a"))
+        let outcome = try await send.value
+        #expect(outcome.written == ["a"] && outcome.acknowledged.isEmpty)
+        #expect(ContinuousClock.now - started < .seconds(5))
+        if connectionTimes {
+            #expect(timers.fired.load(ordering: .relaxed) >= 1)
+        }
+        // The acknowledgement that comes after the write is written as any other.
+        registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 3)])
+        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]) == ["a"])
+    }
+
     /// L7: the wait `herald serve --acknowledgement-wait-ms` sets: none for 0, and never
     /// more than 1 ms after the last news from the device.
     @Test func L7_theAcknowledgementWaitIsOffAtZeroAndQuietAfterAMillisecond() throws {
