@@ -57,8 +57,15 @@ public struct QuotaBenchmark: Sendable {
         public var refused = 0
         public var other = 0
         public var latencyNanoseconds: [Int64] = []
+        /// The CPU time the sender itself used.
+        public var cpuNanoseconds: Int64 = 0
 
         public init() {}
+
+        /// The sender's CPU per request it made, in microseconds.
+        public var cpuPerRequestMicroseconds: Double {
+            Double(cpuNanoseconds) / 1000 / Double(max(1, accepted + refused + other))
+        }
 
         public var json: JSONValue {
             .object([
@@ -66,14 +73,17 @@ public struct QuotaBenchmark: Sendable {
                 (key: "refused", value: .number(Double(refused))),
                 (key: "other", value: .number(Double(other))),
                 (key: "latency_ns", value: .array(latencyNanoseconds.map { .number(Double($0)) })),
+                (key: "cpu_ns", value: .number(Double(cpuNanoseconds))),
             ])
         }
 
         /// Reads what `json` wrote.
         public init?(json: JSONValue) {
             guard let accepted = json["accepted"]?.numberValue, let refused = json["refused"]?.numberValue,
-                let other = json["other"]?.numberValue, let latencies = json["latency_ns"]?.arrayElements
+                let other = json["other"]?.numberValue, let latencies = json["latency_ns"]?.arrayElements,
+                let cpu = json["cpu_ns"]?.numberValue
             else { return nil }
+            cpuNanoseconds = Int64(cpu)
             self.accepted = Int(accepted)
             self.refused = Int(refused)
             self.other = Int(other)
@@ -96,6 +106,10 @@ public struct QuotaBenchmark: Sendable {
         public var loadedNeighbour: LatencySummary
         public var cpuPerAcceptanceMicroseconds: Double
         public var cpuPerRefusalMicroseconds: Double
+        /// What the load generator spent a request, sending the overloaded project's
+        /// requests and the neighbour's: CPU the machine's two cores lent the client.
+        public var generatorCPUPerLoadRequestMicroseconds: Double
+        public var generatorCPUPerNeighbourRequestMicroseconds: Double
 
         /// How far the accepted rate is from the quota, in percent.
         public var deviationPercent: Double { (acceptedPerSecond / quotaPerSecond - 1) * 100 }
@@ -118,6 +132,14 @@ public struct QuotaBenchmark: Sendable {
                 (key: "neighbour_p99_us_loaded", value: .number(loadedNeighbour.p99.rounded())),
                 (key: "cpu_per_acceptance_us", value: .number(cpuPerAcceptanceMicroseconds.rounded())),
                 (key: "cpu_per_refusal_us", value: .number(cpuPerRefusalMicroseconds.rounded())),
+                (
+                    key: "generator_cpu_per_load_request_us",
+                    value: .number(generatorCPUPerLoadRequestMicroseconds.rounded())
+                ),
+                (
+                    key: "generator_cpu_per_neighbour_request_us",
+                    value: .number(generatorCPUPerNeighbourRequestMicroseconds.rounded())
+                ),
             ])
         }
     }
@@ -167,7 +189,9 @@ public struct QuotaBenchmark: Sendable {
             afterNeighbour: LatencySummary(nanoseconds: after.latencyNanoseconds),
             atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
             loadedNeighbour: LatencySummary(nanoseconds: loaded.neighbour.latencyNanoseconds),
-            cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6)
+            cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6,
+            generatorCPUPerLoadRequestMicroseconds: loaded.load.cpuPerRequestMicroseconds,
+            generatorCPUPerNeighbourRequestMicroseconds: loaded.neighbour.cpuPerRequestMicroseconds)
     }
 
     /// A project at `rate` and the neighbour at its rate, side by side.
@@ -186,51 +210,32 @@ public struct QuotaBenchmark: Sendable {
         return (value, (ProcessCPU.seconds(pid: pid) ?? 0) - before)
     }
 
-    /// Sends topic messages at a fixed rate for a time (open loop over a few keep-alive
-    /// connections: a slow answer does not lower the rate offered).
+    /// Sends topic messages at a fixed rate for a time over a few keep-alive connections,
+    /// from a thread of its own that costs the machine little (`PacedHTTP`). With a `tick`
+    /// (a load, whose latency is not measured) it wakes only that often.
     public static func paced(
-        url: HTTPURL, credentials: ServiceAccountCredentials, token: String, rate: Double, seconds: Double
+        url: HTTPURL, credentials: ServiceAccountCredentials, token: String, rate: Double, seconds: Double,
+        tick: Duration = .zero
     ) async throws -> Outcome {
-        let connections = max(1, min(32, Int(rate / 200)))
-        let interval = Duration.nanoseconds(Int64(1e9 * Double(connections) / rate))
-        let path = "/v1/projects/\(credentials.projectID)/messages:send"
-        let body = Array(#"{"message":{"topic":"quota-bench","data":{"kind":"bench"}}}"#.utf8)
-        let headers = [("Authorization", "Bearer \(token)"), ("Content-Type", "application/json")]
-        let start = ContinuousClock.now
-        let end = start + .milliseconds(Int64(seconds * 1000))
-        return try await withThrowingTaskGroup(of: Outcome.self) { group in
-            for worker in 0..<connections {
-                group.addTask {
-                    try await HTTPConnection.with(host: url.host, port: url.port) { connection in
-                        var outcome = Outcome()
-                        var next = start + interval * Double(worker) / Double(connections)
-                        while next < end {
-                            try await Task.sleep(until: next, clock: .continuous)
-                            let sent = ContinuousClock.now
-                            let result = try await connection.request(.POST, path, headers: headers, body: body)
-                            let elapsed = ContinuousClock.now - sent
-                            outcome.latencyNanoseconds.append(
-                                elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds
-                                    / 1_000_000_000)
-                            switch result.status {
-                            case 200: outcome.accepted += 1
-                            case 429: outcome.refused += 1
-                            default: outcome.other += 1
-                            }
-                            next = next + interval
-                        }
-                        return outcome
-                    }
-                }
+        let body = #"{"message":{"topic":"quota-bench","data":{"kind":"bench"}}}"#
+        let request =
+            "POST /v1/projects/\(credentials.projectID)/messages:send HTTP/1.1\r\nHost: \(url.host):\(url.port)\r\n"
+            + "Authorization: Bearer \(token)\r\nContent-Type: application/json\r\n"
+            + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+        let run = try await PacedHTTP(
+            host: url.host, port: url.port, request: Array(request.utf8), rate: rate, seconds: seconds,
+            connections: max(1, min(32, Int(rate / 200))), tick: Int64(tick / .nanoseconds(1))
+        ).runOnThread()
+        var outcome = Outcome()
+        for status in run.statuses {
+            switch status {
+            case 200: outcome.accepted += 1
+            case 429: outcome.refused += 1
+            default: outcome.other += 1
             }
-            var total = Outcome()
-            for try await outcome in group {
-                total.accepted += outcome.accepted
-                total.refused += outcome.refused
-                total.other += outcome.other
-                total.latencyNanoseconds += outcome.latencyNanoseconds
-            }
-            return total
         }
+        outcome.latencyNanoseconds = run.latencyNanoseconds
+        outcome.cpuNanoseconds = run.cpuNanoseconds
+        return outcome
     }
 }

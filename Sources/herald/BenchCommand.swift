@@ -106,11 +106,14 @@ struct BenchCommand: AsyncParsableCommand {
 
         func run() async throws {
             guard HTTPURL(url) != nil else { throw ValidationError("--url must be http://HOST:PORT") }
-            let sender = { (keyFile: String) in Pace.sender(url: url, keyFile: keyFile) }
+            // The projects that make load wake every 2 ms; the neighbour, whose latency is
+            // measured, at each due time and answer.
+            let load = { (keyFile: String) in Pace.sender(url: url, keyFile: keyFile, tickMilliseconds: 2) }
             let benchmark = QuotaBenchmark(
                 options: .init(
-                    overloaded: sender(overloaded), neighbour: sender(neighbour), refused: sender(refused),
-                    steady: sender(steady), quotaPerMinute: quota, factor: factor,
+                    overloaded: load(overloaded),
+                    neighbour: Pace.sender(url: url, keyFile: neighbour, tickMilliseconds: 0),
+                    refused: load(refused), steady: load(steady), quotaPerMinute: quota, factor: factor,
                     neighbourRate: neighbourRate, seconds: seconds, baselineSeconds: baselineSeconds,
                     serverPID: serverPID))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
@@ -127,6 +130,10 @@ struct BenchCommand: AsyncParsableCommand {
                     + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)); "
                     + "beside one at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
                     + "\(Int(report.loadedNeighbour.p99))")
+            print(
+                "load generator CPU µs per request: the overloaded project's "
+                    + "\(Int(report.generatorCPUPerLoadRequestMicroseconds)), the neighbour's "
+                    + "\(Int(report.generatorCPUPerNeighbourRequestMicroseconds))")
             if report.failures > 0 { print("answers other than 200 and 429: \(report.failures)") }
         }
     }
@@ -141,18 +148,22 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(name: .customLong("key-file"), help: "The project's service-account key file.") var keyFile: String
         @Option(help: "Sends a second.") var rate: Double
         @Option(help: "For how long, in seconds.") var seconds: Double
+        @Option(
+            name: .customLong("tick-ms"),
+            help: "Wake only this often, in milliseconds (a load whose latency is not measured); 0: at each answer.")
+        var tickMilliseconds = 0
 
         func run() async throws {
             guard let base = HTTPURL(url) else { throw ValidationError("--url must be http://HOST:PORT") }
             let credentials = try ServiceAccountCredentials(keyFile: keyFile)
             let outcome = try await QuotaBenchmark.paced(
                 url: base, credentials: credentials, token: try await credentials.accessToken(), rate: rate,
-                seconds: seconds)
+                seconds: seconds, tick: .milliseconds(tickMilliseconds))
             print(outcome.json.rendered)
         }
 
         /// A sender that runs `herald bench pace` and reads its outcome.
-        static func sender(url: String, keyFile: String) -> QuotaBenchmark.Sender {
+        static func sender(url: String, keyFile: String, tickMilliseconds: Int) -> QuotaBenchmark.Sender {
             { rate, seconds in
                 let output = FileManager.default.temporaryDirectory.appendingPathComponent(
                     "herald-pace-" + UUID().uuidString
@@ -165,7 +176,7 @@ struct BenchCommand: AsyncParsableCommand {
                 process.executableURL = URL(fileURLWithPath: Bundle.main.executablePath ?? CommandLine.arguments[0])
                 process.arguments = [
                     "bench", "pace", "--url", url, "--key-file", keyFile, "--rate", String(rate), "--seconds",
-                    String(seconds),
+                    String(seconds), "--tick-ms", String(tickMilliseconds),
                 ]
                 process.standardOutput = handle
                 let status = try await withCheckedThrowingContinuation { continuation in

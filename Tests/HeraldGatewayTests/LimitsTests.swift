@@ -3,8 +3,9 @@ import HeraldCore
 import HeraldDelivery
 import HeraldServer
 import HeraldStorage
-import HeraldTools
 import Testing
+
+@testable import HeraldTools
 
 /// SEMANTICS T1, T2, T6 and overload, through a whole node with a manual clock.
 @Suite struct LimitsTests {
@@ -85,22 +86,41 @@ import Testing
         }
     }
 
+    /// The quota benchmark's sender reads each answer by its Content-Length: not before all
+    /// of it is in, and the next one from where it ends.
+    @Test func T1_theQuotaBenchmarksSenderFramesAnswersByTheirLength() throws {
+        let first = Array("HTTP/1.1 429 Too Many Requests\r\nRetry-After: 3\r\ncontent-length: 5\r\n\r\nabcde".utf8)
+        let second = Array("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n".utf8)
+        #expect(try PacedHTTP.answer(in: Array(first.prefix(20))) == nil)
+        #expect(try PacedHTTP.answer(in: Array(first.dropLast())) == nil)
+        let whole = try #require(try PacedHTTP.answer(in: first + second))
+        #expect(whole.status == 429 && whole.length == first.count)
+        #expect(try PacedHTTP.answer(in: second)?.status == 200)
+        #expect(throws: PacedHTTP.Failure.self) { try PacedHTTP.answer(in: Array("SSH-2.0\r\n\r\n".utf8)) }
+        #expect(throws: PacedHTTP.Failure.self) {
+            try PacedHTTP.answer(in: Array("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".utf8))
+        }
+    }
+
     /// The sender of `herald bench quota` counts what the server answered a project driven
     /// past its quota, and its outcome reads back from the JSON `herald bench pace` prints.
-    @Test func T1_theQuotaBenchmarksSenderCountsAcceptancesAndRefusals() async throws {
+    @Test(arguments: [Duration.zero, .milliseconds(20)])
+    func T1_theQuotaBenchmarksSenderCountsAcceptancesAndRefusals(tick: Duration) async throws {
         try await GatewayHarness.with(clock: ManualClock(), settings: { $0.downstreamPerMinute = 5 }) { harness in
             let base = try #require(HTTPURL(harness.server))
             let token = try await harness.credentials.accessToken(now: harness.node.clock.now())
             let outcome = try await QuotaBenchmark.paced(
-                url: base, credentials: harness.credentials, token: token, rate: 40, seconds: 0.5)
+                url: base, credentials: harness.credentials, token: token, rate: 40, seconds: 0.5, tick: tick)
             #expect(outcome.accepted == 5)
             #expect(outcome.refused == 15)
             #expect(outcome.other == 0)
             #expect(outcome.latencyNanoseconds.count == 20)
             #expect(outcome.latencyNanoseconds.allSatisfy { $0 > 0 })
+            #expect(outcome.cpuNanoseconds > 0)
             let read = try #require(QuotaBenchmark.Outcome(json: try JSONParser.parse(outcome.json.rendered)))
             #expect(read.accepted == 5 && read.refused == 15 && read.other == 0)
             #expect(read.latencyNanoseconds == outcome.latencyNanoseconds)
+            #expect(read.cpuNanoseconds == outcome.cpuNanoseconds)
             #expect(QuotaBenchmark.Outcome(json: .object([(key: "accepted", value: .number(1))])) == nil)
         }
     }
