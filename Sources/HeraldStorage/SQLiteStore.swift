@@ -10,6 +10,8 @@ import Synchronization
 /// being killed (`synchronous=NORMAL`; a power loss may lose the last moments).
 public final class SQLiteStore: HeraldStore {
     private let pool: DatabasePool
+    /// Every write goes through it: writes that come together share a transaction.
+    private let commits: GroupCommit
     /// A connection of its own for moving the write-ahead log into the database file
     /// (`checkpoint()`), so that a writer does not pay for it inside a transaction.
     private let checkpointer: DatabaseQueue
@@ -34,6 +36,7 @@ public final class SQLiteStore: HeraldStore {
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
         }
         pool = try DatabasePool(path: path, configuration: configuration)
+        commits = GroupCommit(pool: pool)
         try Self.migrator.migrate(pool)
         var checkpointing = Configuration()
         checkpointing.busyMode = .timeout(10)
@@ -1269,7 +1272,7 @@ public final class SQLiteStore: HeraldStore {
     /// a missing parent row into `StoreError.notFound` and an interrupt into a cancellation.
     private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         do {
-            return try await pool.write(body)
+            return try await commits.write(body)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             // GRDB interrupts the statement of a cancelled task: to callers that is a
             // cancellation, after which they may still write what they held (nothing was).

@@ -1,0 +1,161 @@
+import GRDB
+import Synchronization
+
+/// Writes that arrive while another is being committed share the next transaction, each in
+/// a savepoint of its own: one that fails rolls back alone, and none is answered before the
+/// commit that makes it durable. The SQLite writer then pays for one commit a batch instead
+/// of one a call, and a write waits behind one batch, not behind a line of transactions.
+///
+/// No thread is held waiting: the caller that finds no batch being written writes the next
+/// one (every write waiting then, at most `maximumBatch`), and afterwards hands that turn
+/// to the oldest write still waiting.
+final class GroupCommit: Sendable {
+    /// At most this many writes share a transaction.
+    static let maximumBatch = 64
+
+    private let pool: DatabasePool
+
+    init(pool: DatabasePool) {
+        self.pool = pool
+    }
+
+    /// What a waiting write is told.
+    private enum Turn {
+        /// Its batch was committed or failed: its outcome says which.
+        case done
+        /// No batch is being written: it writes the next one.
+        case write
+    }
+
+    /// One write waiting for its batch.
+    private final class Pending: Sendable {
+        /// Runs the write's body in the batch's transaction (in a savepoint unless `alone`)
+        /// and keeps what it answered; throws what it threw.
+        let run: @Sendable (_ db: Database, _ alone: Bool) throws -> Void
+        /// Replaces what `run` kept when the transaction as a whole fails.
+        let fail: @Sendable (any Error) -> Void
+        /// The waiter, or a turn given before the waiter listened.
+        private let slot = Mutex<(waiter: CheckedContinuation<Turn, Never>?, early: Turn?)>((nil, nil))
+
+        init(run: @escaping @Sendable (Database, Bool) throws -> Void, fail: @escaping @Sendable (any Error) -> Void) {
+            self.run = run
+            self.fail = fail
+        }
+
+        func wait() async -> Turn {
+            await withCheckedContinuation { continuation in
+                let early = slot.withLock { slot -> Turn? in
+                    if let early = slot.early { return early }
+                    slot.waiter = continuation
+                    return nil
+                }
+                if let early { continuation.resume(returning: early) }
+            }
+        }
+
+        func give(_ turn: Turn) {
+            let waiter = slot.withLock { slot -> CheckedContinuation<Turn, Never>? in
+                guard let waiter = slot.waiter else {
+                    slot.early = turn
+                    return nil
+                }
+                slot.waiter = nil
+                return waiter
+            }
+            waiter?.resume(returning: turn)
+        }
+    }
+
+    private struct State {
+        var waiting: [Pending] = []
+        var writing = false
+    }
+
+    private let state = Mutex(State())
+    /// Transactions written so far.
+    let batches = Atomic<Int>(0)
+
+    /// Writes waiting for a batch.
+    var waiting: Int { state.withLock { $0.waiting.count } }
+
+    /// Runs `body` in a write transaction, possibly beside other writes, and answers once
+    /// that transaction is committed.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        let outcome = Mutex<Result<T, any Error>?>(nil)
+        let pending = Pending(
+            run: { db, alone in
+                do {
+                    var value: T?
+                    if alone {
+                        value = try body(db)
+                    } else {
+                        try db.inSavepoint {
+                            value = try body(db)
+                            return .commit
+                        }
+                    }
+                    outcome.withLock { [value] in $0 = .success(value!) }
+                } catch {
+                    outcome.withLock { $0 = .failure(error) }
+                    throw error
+                }
+            },
+            fail: { error in outcome.withLock { $0 = .failure(error) } })
+        let writesNext = state.withLock { state in
+            state.waiting.append(pending)
+            guard !state.writing else { return false }
+            state.writing = true
+            return true
+        }
+        if writesNext {
+            await writeBatch()
+        } else if case .write = await pending.wait() {
+            await writeBatch()
+        }
+        return try outcome.withLock { $0 }!.get()
+    }
+
+    /// Writes the writes waiting now in one transaction, then answers them and passes the
+    /// turn on. The first of the batch is the caller's own.
+    private func writeBatch() async {
+        let batch = state.withLock { state in
+            let batch = Array(state.waiting.prefix(Self.maximumBatch))
+            state.waiting.removeFirst(batch.count)
+            return batch
+        }
+        batches.add(1, ordering: .relaxed)
+        if batch.count == 1 {
+            // The caller's write alone, as its task's own: its cancellation interrupts it.
+            do {
+                try await pool.write { db in try batch[0].run(db, true) }
+            } catch {
+                batch[0].fail(error)
+            }
+        } else {
+            let committed: Result<Void, any Error> = await withCheckedContinuation { continuation in
+                // On the writer's queue, not as the calling task's: a cancelled caller cannot
+                // interrupt the statements of the others' writes.
+                pool.asyncWrite(
+                    { db in
+                        for pending in batch {
+                            // One that throws is rolled back to its savepoint; the others stay.
+                            try? pending.run(db, false)
+                        }
+                    },
+                    completion: { _, result in continuation.resume(returning: result) })
+            }
+            if case .failure(let error) = committed {
+                for pending in batch { pending.fail(error) }
+            }
+        }
+        let next = state.withLock { state -> Pending? in
+            guard let next = state.waiting.first else {
+                state.writing = false
+                return nil
+            }
+            return next
+        }
+        for pending in batch.dropFirst() { pending.give(.done) }
+        next?.give(.write)
+    }
+}

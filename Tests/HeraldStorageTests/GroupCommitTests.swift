@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import Synchronization
+import Testing
+
+@testable import HeraldStorage
+
+/// L1: a write is answered only once it is committed, whether it had a transaction of its
+/// own or shared one with the writes that came while another was being committed.
+@Suite struct GroupCommitTests {
+    /// A database with one table of unique names, and its group commit.
+    func database() throws -> (pool: DatabasePool, commits: GroupCommit) {
+        let pool = try DatabasePool(path: (temporaryDirectory() as NSString).appendingPathComponent("group.sqlite"))
+        try pool.write { db in try db.execute(sql: "CREATE TABLE items (name TEXT PRIMARY KEY)") }
+        return (pool, GroupCommit(pool: pool))
+    }
+
+    /// Inserts `name` and answers its row id.
+    @Sendable static func insert(_ name: String) -> @Sendable (Database) throws -> Int64 {
+        { db in
+            try db.execute(sql: "INSERT INTO items (name) VALUES (?)", arguments: [name])
+            return db.lastInsertedRowID
+        }
+    }
+
+    /// How many rows are named `name` (all rows without a name), read on another connection.
+    static func count(_ pool: DatabasePool, _ name: String? = nil) throws -> Int {
+        try pool.read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT count(*) FROM items WHERE ? IS NULL OR name = ?", arguments: [name, name])
+        } ?? 0
+    }
+
+    /// Starts a write that holds the writer until `release` is signalled, and waits until
+    /// it is being written, so that writes started after it wait for the next batch.
+    func holdWriter(_ commits: GroupCommit, until release: DispatchSemaphore) async throws -> Task<Int64, any Error> {
+        let started = DispatchSemaphore(value: 0)
+        let holder = Task {
+            try await commits.write { db in
+                started.signal()
+                release.wait()
+                return try Self.insert("holder")(db)
+            }
+        }
+        while started.wait(timeout: .now()) == .timedOut { try await Task.sleep(for: .milliseconds(5)) }
+        return holder
+    }
+
+    /// Waits until `count` writes wait for a batch.
+    func waitUntil(_ commits: GroupCommit, holds count: Int) async throws {
+        let deadline = ContinuousClock.now + .seconds(10)
+        while commits.waiting < count {
+            guard ContinuousClock.now < deadline else { throw CancellationError() }
+            try await Task.sleep(for: .milliseconds(5))
+        }
+    }
+
+    @Test func L1_writesThatWaitedShareOneTransactionAndEachIsCommittedBeforeItsAnswer() async throws {
+        let (pool, commits) = try database()
+        let release = DispatchSemaphore(value: 0)
+        let holder = try await holdWriter(commits, until: release)
+        // 100 writes behind it: two transactions (64 and 36), however they were scheduled.
+        let writes = (0..<100).map { index in
+            Task {
+                let id = try await commits.write(Self.insert("w\(index)"))
+                // Answered only once committed: another connection sees the row already.
+                #expect(try Self.count(pool, "w\(index)") == 1)
+                return id
+            }
+        }
+        try await waitUntil(commits, holds: 100)
+        release.signal()
+        _ = try await holder.value
+        var ids = Set<Int64>()
+        for write in writes { ids.insert(try await write.value) }
+        #expect(ids.count == 100)
+        #expect(commits.batches.load(ordering: .relaxed) == 3)
+        #expect(try Self.count(pool) == 101)
+    }
+
+    @Test func L1_aWriteThatFailsInASharedTransactionFailsAloneAndTheOthersAreKept() async throws {
+        let (pool, commits) = try database()
+        let release = DispatchSemaphore(value: 0)
+        let holder = try await holdWriter(commits, until: release)
+        let before = Task { try await commits.write(Self.insert("a")) }
+        try await waitUntil(commits, holds: 1)
+        // The same name again: a unique-constraint failure inside the shared transaction.
+        let failing = Task {
+            try await commits.write { db -> Int64 in
+                _ = try Self.insert("b")(db)
+                return try Self.insert("a")(db)
+            }
+        }
+        try await waitUntil(commits, holds: 2)
+        let after = Task { try await commits.write(Self.insert("c")) }
+        try await waitUntil(commits, holds: 3)
+        release.signal()
+        _ = try await holder.value
+        _ = try await before.value
+        _ = try await after.value
+        await #expect(throws: DatabaseError.self) { try await failing.value }
+        #expect(commits.batches.load(ordering: .relaxed) == 2)
+        // The failing write left nothing, not even its first row; the others are there.
+        #expect(try Self.count(pool, "a") == 1 && Self.count(pool, "b") == 0 && Self.count(pool, "c") == 1)
+    }
+
+    /// A cancelled caller's write that shares a transaction is still written with the
+    /// others: its cancellation interrupts nobody's statements.
+    @Test func L1_aCancelledCallerCannotInterruptTheWritesItsTransactionShares() async throws {
+        let (pool, commits) = try database()
+        let release = DispatchSemaphore(value: 0)
+        let holder = try await holdWriter(commits, until: release)
+        let cancelled = Task { try await commits.write(Self.insert("x")) }
+        try await waitUntil(commits, holds: 1)
+        let other = Task { try await commits.write(Self.insert("y")) }
+        try await waitUntil(commits, holds: 2)
+        cancelled.cancel()
+        release.signal()
+        _ = try await holder.value
+        _ = try await other.value
+        _ = try? await cancelled.value
+        #expect(try Self.count(pool, "x") == 1 && Self.count(pool, "y") == 1)
+    }
+}
