@@ -65,9 +65,11 @@ def collect(device, into):
             into.append(json.loads(line)["id"])
 
 
-def run(store=None, online=4, offline=4, kills=3, pause=(1.5, 3.0), topic_every=10, log=lambda text: None):
+def run(store=None, online=4, offline=4, kills=3, pause=(1.5, 3.0), topic_every=10, senders=1,
+        log=lambda text: None):
     """Runs the crash test; answers a report: what was accepted, delivered, missing and
-    delivered twice, per kind of target."""
+    delivered twice, per kind of target. `senders` threads send at once, so that the
+    server's writes of several sends share transactions when it is killed."""
     directory = tempfile.mkdtemp(prefix="herald-crash-")
     server = Server(directory, store)
     devices = []
@@ -96,32 +98,36 @@ def run(store=None, online=4, offline=4, kills=3, pause=(1.5, 3.0), topic_every=
         accepted = {"token": 0, "topic": 0}
         refused = [0]
         stop = threading.Event()
+        counting = threading.Lock()
 
-        def send_load():
+        def send_load(sender):
             count = 0
             while not stop.is_set():
                 count += 1
                 ttl = messaging.AndroidConfig(ttl=86_400)
+                data = {"n": f"{sender}-{count}"}
                 try:
                     if count % topic_every == 0:
-                        name = messaging.send(
-                            messaging.Message(topic="crash", data={"n": str(count)}, android=ttl), app=app)
-                        for token in tokens:
-                            owed[token].append(name.rsplit("/", 1)[1])
-                        accepted["topic"] += 1
+                        name = messaging.send(messaging.Message(topic="crash", data=data, android=ttl), app=app)
+                        with counting:
+                            for token in tokens:
+                                owed[token].append(name.rsplit("/", 1)[1])
+                            accepted["topic"] += 1
                     else:
                         token = random.choice(tokens)
-                        name = messaging.send(
-                            messaging.Message(token=token, data={"n": str(count)}, android=ttl), app=app)
-                        owed[token].append(name.rsplit("/", 1)[1])
-                        accepted["token"] += 1
+                        name = messaging.send(messaging.Message(token=token, data=data, android=ttl), app=app)
+                        with counting:
+                            owed[token].append(name.rsplit("/", 1)[1])
+                            accepted["token"] += 1
                 except (exceptions.FirebaseError, OSError, ValueError):
                     # No name: not accepted (the server was down or went down mid-request).
-                    refused[0] += 1
+                    with counting:
+                        refused[0] += 1
                     time.sleep(0.05)
 
-        sender = threading.Thread(target=send_load)
-        sender.start()
+        threads = [threading.Thread(target=send_load, args=(index,)) for index in range(senders)]
+        for thread in threads:
+            thread.start()
         for kill in range(kills):
             time.sleep(random.uniform(*pause))
             server.kill()
@@ -130,7 +136,8 @@ def run(store=None, online=4, offline=4, kills=3, pause=(1.5, 3.0), topic_every=
             server.start()
         time.sleep(random.uniform(*pause))
         stop.set()
-        sender.join(timeout=60)
+        for thread in threads:
+            thread.join(timeout=60)
         # The offline app instances come back; everyone gets time to drain.
         for index in range(online, online + offline):
             devices[index] = Device(server, identities[index])
@@ -174,6 +181,7 @@ def main():
     parser.add_argument("--kills", type=int, default=10)
     parser.add_argument("--online", type=int, default=8)
     parser.add_argument("--offline", type=int, default=8)
+    parser.add_argument("--senders", type=int, default=4, help="threads sending at once")
     arguments = parser.parse_args()
     store = None
     if arguments.store == "postgres":
@@ -182,7 +190,7 @@ def main():
     started = time.time()
     report = run(
         store=store, online=arguments.online, offline=arguments.offline, kills=arguments.kills,
-        log=lambda text: print(f"  {text}", flush=True))
+        senders=arguments.senders, log=lambda text: print(f"  {text}", flush=True))
     print(f"store {arguments.store}: {report.kills} kills in {time.time() - started:.0f} s")
     for field in ("accepted_token_sends", "accepted_topic_sends", "refused_sends", "owed", "delivered", "missing",
                   "duplicates", "unowed"):
