@@ -421,9 +421,7 @@ public final class DeviceGateway: Sendable {
                 schedule: { delay, body in
                     // Set right after the offer's post to this loop, so it rarely wakes the
                     // loop again; the acknowledgement that cancels it is read on this loop.
-                    let callback = try? eventLoop.scheduleCallback(
-                        in: .nanoseconds(Int64(delay / .nanoseconds(1))), handler: LoopTimer(body: body))
-                    return callback.map(LoopTimer.Set.init)
+                    try? eventLoop.scheduleCallback(in: TimeAmount(delay), handler: LoopTimer(body: body))
                 })
         }
     }
@@ -433,12 +431,6 @@ public final class DeviceGateway: Sendable {
         let body: @Sendable () -> Void
 
         func handleScheduledCallback(eventLoop: some EventLoop) { body() }
-
-        struct Set: DeviceRegistry.Timer {
-            let callback: NIOScheduledCallback
-
-            func cancel() { callback.cancel() }
-        }
     }
     /// Counts an impression or an open against the message's project, app and label.
     ///
@@ -531,3 +523,6 @@ final class ConnectionTable: Sendable {
 
     var count: Int { state.withLock { $0.inboxes.count } }
 }
+
+/// An event loop's timer is what a connection's `schedule` answers: it has `cancel()` already.
+extension NIOScheduledCallback: DeviceRegistry.Timer {}

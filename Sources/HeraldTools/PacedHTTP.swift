@@ -80,22 +80,18 @@ struct PacedHTTP {
                 try send(on: connection, at: now)
                 connection.due += interval
             }
-            let waiting = open.filter { $0.sentAt != nil }
-            let nextDue = open.filter { $0.sentAt == nil && $0.due < end }.map(\.due).min()
-            if waiting.isEmpty && nextDue == nil { break }
-            guard now < giveUp else { throw Failure(description: "\(waiting.count) answers did not come") }
+            let waiting = open.lazy.filter { $0.sentAt != nil }.count
+            let nextDue = open.lazy.filter { $0.sentAt == nil && $0.due < end }.map(\.due).min()
+            if waiting == 0 && nextDue == nil { break }
+            guard now < giveUp else { throw Failure(description: "\(waiting) answers did not come") }
+            var wait = max(0, min(nextDue ?? giveUp, giveUp) - now)
             if tick > 0 {
                 // Sleeps to the next tick (or due time, if later), then reads what came back.
-                let nanoseconds = min(999_999_999, nextDue.map { max(tick, $0 - now) } ?? tick)
-                var pause = timespec(tv_sec: 0, tv_nsec: Int(nanoseconds))
+                var pause = timespec(tv_sec: 0, tv_nsec: Int(min(999_999_999, nextDue == nil ? tick : max(tick, wait))))
                 nanosleep(&pause, nil)
-                for connection in try readable(waiting, within: 0) { try read(connection, into: &run) }
-                continue
+                wait = 0
             }
-            let wake = min(nextDue ?? giveUp, giveUp)
-            for connection in try readable(waiting, within: max(0, wake - Self.clock(CLOCK_MONOTONIC))) {
-                try read(connection, into: &run)
-            }
+            try readable(open, within: wait) { try read($0, into: &run) }
         }
         run.cpuNanoseconds = Self.clock(CLOCK_THREAD_CPUTIME_ID) - cpuStart
         return run
@@ -132,23 +128,30 @@ struct PacedHTTP {
         connection.sentAt = now
     }
 
-    /// The connections whose sockets have bytes to read, waiting at most `nanoseconds`.
-    private func readable(_ connections: [Connection], within nanoseconds: Int64) throws -> [Connection] {
+    /// Hands `body` each connection waiting for an answer whose socket has bytes to read,
+    /// waiting at most `nanoseconds` for one.
+    private func readable(
+        _ connections: [Connection], within nanoseconds: Int64, _ body: (Connection) throws -> Void
+    ) throws {
         var set = fd_set()
+        var highest: Int32 = -1
         withUnsafeMutableBytes(of: &set) { bytes in
             bytes.initializeMemory(as: UInt8.self, repeating: 0)
-            for connection in connections {
+            for connection in connections where connection.sentAt != nil {
                 bytes[Int(connection.socket) / 8] |= UInt8(1 << (connection.socket % 8))
+                highest = max(highest, connection.socket)
             }
         }
         var timeout = timeval(
             tv_sec: Int(nanoseconds / 1_000_000_000), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
-        let highest = connections.map(\.socket).max() ?? -1
         let count = select(highest + 1, &set, nil, nil, &timeout)
         guard count >= 0 || errno == EINTR else { throw Failure(description: "select: errno \(errno)") }
-        guard count > 0 else { return [] }
-        return withUnsafeBytes(of: &set) { bytes in
-            connections.filter { bytes[Int($0.socket) / 8] & UInt8(1 << ($0.socket % 8)) != 0 }
+        guard count > 0 else { return }
+        for connection in connections where connection.sentAt != nil {
+            let isSet = withUnsafeBytes(of: &set) {
+                $0[Int(connection.socket) / 8] & UInt8(1 << (connection.socket % 8))
+            }
+            if isSet != 0 { try body(connection) }
         }
     }
 

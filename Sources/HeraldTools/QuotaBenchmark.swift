@@ -224,7 +224,7 @@ public struct QuotaBenchmark: Sendable {
             + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         let run = try await PacedHTTP(
             host: url.host, port: url.port, request: Array(request.utf8), rate: rate, seconds: seconds,
-            connections: max(1, min(32, Int(rate / 200))), tick: Int64(tick / .nanoseconds(1))
+            connections: max(1, min(32, Int(rate / 200))), tick: tick.nanoseconds
         ).runOnThread()
         var outcome = Outcome()
         for status in run.statuses {

@@ -55,11 +55,23 @@ import Testing
         }
     }
 
+    /// Starts a write behind the held writer and returns once it waits for a batch, so
+    /// that the writes of a test queue in the order they are started.
+    func queue(
+        _ commits: GroupCommit, _ body: @escaping @Sendable (Database) throws -> Int64
+    ) async throws -> Task<Int64, any Error> {
+        let waiting = commits.waiting
+        let write = Task { try await commits.write(body) }
+        try await waitUntil(commits, holds: waiting + 1)
+        return write
+    }
+
     @Test func L1_writesThatWaitedShareOneTransactionAndEachIsCommittedBeforeItsAnswer() async throws {
         let (pool, commits) = try database()
         let release = DispatchSemaphore(value: 0)
         let holder = try await holdWriter(commits, until: release)
-        // 100 writes behind it: two transactions (64 and 36), however they were scheduled.
+        // 100 writes behind it: two transactions (64 and 36) after the held one's, however
+        // they were scheduled.
         let writes = (0..<100).map { index in
             Task {
                 let id = try await commits.write(Self.insert("w\(index)"))
@@ -82,18 +94,13 @@ import Testing
         let (pool, commits) = try database()
         let release = DispatchSemaphore(value: 0)
         let holder = try await holdWriter(commits, until: release)
-        let before = Task { try await commits.write(Self.insert("a")) }
-        try await waitUntil(commits, holds: 1)
+        let before = try await queue(commits, Self.insert("a"))
         // The same name again: a unique-constraint failure inside the shared transaction.
-        let failing = Task {
-            try await commits.write { db -> Int64 in
-                _ = try Self.insert("b")(db)
-                return try Self.insert("a")(db)
-            }
+        let failing = try await queue(commits) { db in
+            _ = try Self.insert("b")(db)
+            return try Self.insert("a")(db)
         }
-        try await waitUntil(commits, holds: 2)
-        let after = Task { try await commits.write(Self.insert("c")) }
-        try await waitUntil(commits, holds: 3)
+        let after = try await queue(commits, Self.insert("c"))
         release.signal()
         _ = try await holder.value
         _ = try await before.value
@@ -110,10 +117,8 @@ import Testing
         let (pool, commits) = try database()
         let release = DispatchSemaphore(value: 0)
         let holder = try await holdWriter(commits, until: release)
-        let cancelled = Task { try await commits.write(Self.insert("x")) }
-        try await waitUntil(commits, holds: 1)
-        let other = Task { try await commits.write(Self.insert("y")) }
-        try await waitUntil(commits, holds: 2)
+        let cancelled = try await queue(commits, Self.insert("x"))
+        let other = try await queue(commits, Self.insert("y"))
         cancelled.cancel()
         release.signal()
         _ = try await holder.value
