@@ -403,7 +403,7 @@ public final class SQLiteStore: HeraldStore {
     public func appendMessages(
         _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
     ) async throws -> [Enqueued] {
-        try await write { db in
+        try await write(short: Self.isShort(messages.count + queue.count)) { db in
             for message in messages {
                 try db.executeCached(
                     sql: """
@@ -952,7 +952,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func record(_ stats: [DeliveryStat]) async throws {
         guard !stats.isEmpty else { return }
-        try await write { db in try Self.record(stats, db) }
+        try await write(short: Self.isShort(stats.count)) { db in try Self.record(stats, db) }
     }
 
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
@@ -1136,7 +1136,7 @@ public final class SQLiteStore: HeraldStore {
 
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
         let (kind, audience) = StoreCoding.encode(job.audience)
-        try await write { db in
+        try await write(short: true) { db in
             try db.executeCached(
                 sql: """
                     INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
@@ -1185,7 +1185,7 @@ public final class SQLiteStore: HeraldStore {
         messageID: String, queue: [QueuedMessage], firstDone: Int, cursor: String, reached: Int, done: Bool,
         limits: QueueLimits, stats: [DeliveryStat]
     ) async throws -> [Enqueued] {
-        try await write { db in
+        try await write(short: Self.isShort(queue.count)) { db in
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
             try db.executeCached(
                 sql: """
@@ -1268,11 +1268,17 @@ public final class SQLiteStore: HeraldStore {
         try pool.read(body)
     }
 
+    /// Whether a write of this many rows is short enough to run on its caller's thread
+    /// (`GroupCommit`): a send's, not a sweep's or a large fanout page's.
+    private static func isShort(_ rows: Int) -> Bool { rows <= 16 }
+
     /// Runs a write transaction, turning constraint failures into `StoreError.conflict`,
     /// a missing parent row into `StoreError.notFound` and an interrupt into a cancellation.
-    private func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+    private func write<T: Sendable>(
+        short: Bool = false, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
         do {
-            return try await commits.write(body)
+            return try await commits.write(short: short, body)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             // GRDB interrupts the statement of a cancelled task: to callers that is a
             // cancellation, after which they may still write what they held (nothing was).
@@ -1308,11 +1314,20 @@ public final class SQLiteStore: HeraldStore {
             settings: try StoreCoding.decodeSettings(row["settings"]))
     }
 
-    /// `columns` (a comma-separated list) each prefixed with `table`.
+    /// `columns` (a comma-separated list) each prefixed with `table`. The lists are a few
+    /// fixed ones and every fanout page asks again, so each answer is kept.
     static func qualified(_ columns: String, by table: String) -> String {
-        columns.split(separator: ",").map { "\(table)." + $0.trimmingCharacters(in: .whitespacesAndNewlines) }
-            .joined(separator: ", ")
+        let key = table + "\u{0}" + columns
+        if let known = qualifiedLists.withLock({ $0[key] }) { return known }
+        let made = columns.split(separator: ",").map {
+            "\(table)." + $0.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        .joined(separator: ", ")
+        qualifiedLists.withLock { $0[key] = made }
+        return made
     }
+
+    private static let qualifiedLists = Mutex<[String: String]>([:])
 
     /// The registration columns in the order `registration(_:)` reads them by position.
     static let registrationColumns = """

@@ -7,7 +7,11 @@ import Testing
 
 /// L1: a write is answered only once it is committed, whether it had a transaction of its
 /// own or shared one with the writes that came while another was being committed.
-@Suite struct GroupCommitTests {
+///
+/// One test at a time: each holds the writer with a write that waits for a signal, and a
+/// batch is written on its caller's thread, so two such holds at once would take both of
+/// the cooperative threads of a two-core machine.
+@Suite(.serialized) struct GroupCommitTests {
     /// A database with one table of unique names, and its group commit.
     func database() throws -> (pool: DatabasePool, commits: GroupCommit) {
         let pool = try DatabasePool(path: (temporaryDirectory() as NSString).appendingPathComponent("group.sqlite"))
@@ -58,15 +62,19 @@ import Testing
     /// Starts a write behind the held writer and returns once it waits for a batch, so
     /// that the writes of a test queue in the order they are started.
     func queue(
-        _ commits: GroupCommit, _ body: @escaping @Sendable (Database) throws -> Int64
+        _ commits: GroupCommit, short: Bool, _ body: @escaping @Sendable (Database) throws -> Int64
     ) async throws -> Task<Int64, any Error> {
         let waiting = commits.waiting
-        let write = Task { try await commits.write(body) }
+        let write = Task { try await commits.write(short: short, body) }
         try await waitUntil(commits, holds: waiting + 1)
         return write
     }
 
-    @Test func L1_writesThatWaitedShareOneTransactionAndEachIsCommittedBeforeItsAnswer() async throws {
+    /// Both kinds of batch: short writes on the writing caller's thread, others on the
+    /// writer's queue.
+    @Test(arguments: [false, true]) func L1_writesThatWaitedShareOneTransactionAndEachIsCommittedBeforeItsAnswer(
+        short: Bool
+    ) async throws {
         let (pool, commits) = try database()
         let release = DispatchSemaphore(value: 0)
         let holder = try await holdWriter(commits, until: release)
@@ -74,7 +82,7 @@ import Testing
         // they were scheduled.
         let writes = (0..<100).map { index in
             Task {
-                let id = try await commits.write(Self.insert("w\(index)"))
+                let id = try await commits.write(short: short, Self.insert("w\(index)"))
                 // Answered only once committed: another connection sees the row already.
                 #expect(try Self.count(pool, "w\(index)") == 1)
                 return id
@@ -90,17 +98,21 @@ import Testing
         #expect(try Self.count(pool) == 101)
     }
 
-    @Test func L1_aWriteThatFailsInASharedTransactionFailsAloneAndTheOthersAreKept() async throws {
+    /// Both kinds of batch: short writes on the writing caller's thread, others on the
+    /// writer's queue.
+    @Test(arguments: [false, true]) func L1_aWriteThatFailsInASharedTransactionFailsAloneAndTheOthersAreKept(
+        short: Bool
+    ) async throws {
         let (pool, commits) = try database()
         let release = DispatchSemaphore(value: 0)
         let holder = try await holdWriter(commits, until: release)
-        let before = try await queue(commits, Self.insert("a"))
+        let before = try await queue(commits, short: short, Self.insert("a"))
         // The same name again: a unique-constraint failure inside the shared transaction.
-        let failing = try await queue(commits) { db in
+        let failing = try await queue(commits, short: short) { db in
             _ = try Self.insert("b")(db)
             return try Self.insert("a")(db)
         }
-        let after = try await queue(commits, Self.insert("c"))
+        let after = try await queue(commits, short: short, Self.insert("c"))
         release.signal()
         _ = try await holder.value
         _ = try await before.value
@@ -113,17 +125,47 @@ import Testing
 
     /// A cancelled caller's write that shares a transaction is still written with the
     /// others: its cancellation interrupts nobody's statements.
-    @Test func L1_aCancelledCallerCannotInterruptTheWritesItsTransactionShares() async throws {
+    /// Both kinds of batch: short writes on the writing caller's thread, others on the
+    /// writer's queue.
+    @Test(arguments: [false, true]) func L1_aCancelledCallerCannotInterruptTheWritesItsTransactionShares(short: Bool)
+        async throws
+    {
         let (pool, commits) = try database()
         let release = DispatchSemaphore(value: 0)
         let holder = try await holdWriter(commits, until: release)
-        let cancelled = try await queue(commits, Self.insert("x"))
-        let other = try await queue(commits, Self.insert("y"))
+        let cancelled = try await queue(commits, short: short, Self.insert("x"))
+        let other = try await queue(commits, short: short, Self.insert("y"))
         cancelled.cancel()
         release.signal()
         _ = try await holder.value
         _ = try await other.value
         _ = try? await cancelled.value
         #expect(try Self.count(pool, "x") == 1 && Self.count(pool, "y") == 1)
+    }
+
+    /// L4: a short write alone runs on its caller's thread and is still interrupted by its
+    /// task's cancellation (the store reports that as a cancellation).
+    @Test(.timeLimit(.minutes(1))) func L4_aShortWriteAloneIsInterruptedByItsTasksCancellation() async throws {
+        let (pool, commits) = try database()
+        let started = Atomic<Bool>(false)
+        let write = Task {
+            try await commits.write(short: true) { db in
+                _ = try Self.insert("long")(db)
+                started.store(true, ordering: .relaxed)
+                return try Int64.fetchOne(
+                    db,
+                    sql: """
+                        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000)
+                        SELECT count(*) FROM n
+                        """)!
+            }
+        }
+        while !started.load(ordering: .relaxed) { try await Task.sleep(for: .milliseconds(1)) }
+        try await Task.sleep(for: .milliseconds(20))
+        write.cancel()
+        let error = await #expect(throws: DatabaseError.self) { try await write.value }
+        #expect(error?.resultCode == .SQLITE_INTERRUPT)
+        // Rolled back with its transaction.
+        #expect(try Self.count(pool, "long") == 0)
     }
 }
