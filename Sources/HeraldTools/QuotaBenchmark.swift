@@ -20,8 +20,6 @@ public struct QuotaBenchmark: Sendable {
         public var neighbour: Sender
         /// A project whose quota is 0: every send it makes is refused.
         public var refused: Sender
-        /// A project with the same quota as `overloaded`, driven at exactly its quota.
-        public var steady: Sender
         /// The overloaded project's `downstream-per-minute`, as set on the server.
         public var quotaPerMinute: Int
         /// The overloaded project's send rate, as a multiple of its quota.
@@ -34,14 +32,13 @@ public struct QuotaBenchmark: Sendable {
 
         public init(
             overloaded: @escaping Sender, neighbour: @escaping Sender, refused: @escaping Sender,
-            steady: @escaping Sender, quotaPerMinute: Int, factor: Double,
+            quotaPerMinute: Int, factor: Double,
             neighbourRate: Double, seconds: Double, baselineSeconds: Double,
             serverPID: Int32
         ) {
             self.overloaded = overloaded
             self.neighbour = neighbour
             self.refused = refused
-            self.steady = steady
             self.quotaPerMinute = quotaPerMinute
             self.factor = factor
             self.neighbourRate = neighbourRate
@@ -96,13 +93,18 @@ public struct QuotaBenchmark: Sendable {
         public var offeredPerSecond: Double
         public var acceptedPerSecond: Double
         public var refused: Int
+        /// Sends refused while the project sent at exactly its quota (a window's edges).
+        public var refusedAtQuota: Int
         /// Answers other than 200 and 429, over every phase: a sound run has none.
         public var failures: Int
         public var baselineNeighbour: LatencySummary
         /// The neighbour alone again after the load: how far the machine drifted meanwhile.
         public var afterNeighbour: LatencySummary
-        /// The neighbour beside the other project sending at exactly its quota.
+        /// The neighbour beside the overloaded project while it sent at exactly its quota.
         public var atQuotaNeighbour: LatencySummary
+        /// The same, again after the overload: with `atQuotaNeighbour`, it brackets the
+        /// overload, so that the machine's drift does not pass for the overload's effect.
+        public var atQuotaAfterNeighbour: LatencySummary
         public var loadedNeighbour: LatencySummary
         public var cpuPerAcceptanceMicroseconds: Double
         public var cpuPerRefusalMicroseconds: Double
@@ -121,6 +123,7 @@ public struct QuotaBenchmark: Sendable {
                 (key: "accepted_per_second", value: .number((acceptedPerSecond * 10).rounded() / 10)),
                 (key: "deviation_percent", value: .number((deviationPercent * 100).rounded() / 100)),
                 (key: "refused", value: .number(Double(refused))),
+                (key: "refused_at_quota", value: .number(Double(refusedAtQuota))),
                 (key: "failures", value: .number(Double(failures))),
                 (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
@@ -128,6 +131,8 @@ public struct QuotaBenchmark: Sendable {
                 (key: "neighbour_p99_us_alone_after", value: .number(afterNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_at_quota", value: .number(atQuotaNeighbour.p99.rounded())),
+                (key: "neighbour_p50_us_at_quota_after", value: .number(atQuotaAfterNeighbour.p50.rounded())),
+                (key: "neighbour_p99_us_at_quota_after", value: .number(atQuotaAfterNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_loaded", value: .number(loadedNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_loaded", value: .number(loadedNeighbour.p99.rounded())),
                 (key: "cpu_per_acceptance_us", value: .number(cpuPerAcceptanceMicroseconds.rounded())),
@@ -169,30 +174,46 @@ public struct QuotaBenchmark: Sendable {
         let refusals = try await Self.cpu(pid: pid) { try await options.refused(offered, phase) }
         let perRefusal = max(0, refusals.seconds - idlePerSecond * phase) / Double(max(1, refusals.value.refused))
 
-        progress("at quota: \(Int(quotaPerSecond))/s beside the neighbour for \(phase) s")
-        let atQuota = try await Self.beside(options.steady, rate: quotaPerSecond, seconds: phase, options: options)
+        // The overloaded project first sends at exactly its quota for at least a window, so
+        // that its window is full when the excess starts: from a project at rest, the first
+        // half minute at twice the quota is all within the quota (the window allows a
+        // minute's sends at once), and the sliding window then repeats that pattern: half
+        // minutes of all accepted and all refused, not an overload.
+        let warm = max(options.seconds, Self.windowSeconds)
+        progress("at quota: the project at \(Int(quotaPerSecond))/s beside the neighbour for \(warm) s")
+        let atQuota = try await Self.beside(options.overloaded, rate: quotaPerSecond, seconds: warm, options: options)
 
         progress("load: \(Int(offered))/s against a quota of \(Int(quotaPerSecond))/s, for \(options.seconds) s")
         let loaded = try await Self.beside(
             options.overloaded, rate: offered, seconds: options.seconds, options: options)
+
+        progress("at quota again: the project at \(Int(quotaPerSecond))/s beside the neighbour for \(phase) s")
+        let atQuotaAfter = try await Self.beside(
+            options.overloaded, rate: quotaPerSecond, seconds: phase, options: options)
 
         progress("the neighbour alone again for \(phase) s")
         let after = try await options.neighbour(options.neighbourRate, phase)
         return Report(
             quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
             acceptedPerSecond: Double(loaded.load.accepted) / options.seconds, refused: loaded.load.refused,
+            refusedAtQuota: atQuota.load.refused,
             failures: [
-                alone.value, refusals.value, atQuota.load, atQuota.neighbour, loaded.load, loaded.neighbour, after,
+                alone.value, refusals.value, atQuota.load, atQuota.neighbour, loaded.load, loaded.neighbour,
+                atQuotaAfter.load, atQuotaAfter.neighbour, after,
             ]
             .map(\.other).reduce(0, +),
             baselineNeighbour: LatencySummary(nanoseconds: alone.value.latencyNanoseconds),
             afterNeighbour: LatencySummary(nanoseconds: after.latencyNanoseconds),
             atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
+            atQuotaAfterNeighbour: LatencySummary(nanoseconds: atQuotaAfter.neighbour.latencyNanoseconds),
             loadedNeighbour: LatencySummary(nanoseconds: loaded.neighbour.latencyNanoseconds),
             cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6,
             generatorCPUPerLoadRequestMicroseconds: loaded.load.cpuPerRequestMicroseconds,
             generatorCPUPerNeighbourRequestMicroseconds: loaded.neighbour.cpuPerRequestMicroseconds)
     }
+
+    /// The downstream quota's window (SEMANTICS T1), in seconds.
+    static let windowSeconds = 60.0
 
     /// A project at `rate` and the neighbour at its rate, side by side.
     static func beside(

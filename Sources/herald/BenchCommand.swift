@@ -93,7 +93,6 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Key file of the project to drive past its quota.") var overloaded: String
         @Option(help: "Key file of the project that stays under its quota.") var neighbour: String
         @Option(help: "Key file of a project whose downstream-per-minute is 0.") var refused: String
-        @Option(help: "Key file of a project with the same quota, driven at exactly its quota.") var steady: String
         @Option(help: "The overloaded project's downstream-per-minute setting.") var quota = 60_000
         @Option(help: "Offered rate as a multiple of the quota.") var factor = 2.0
         @Option(name: .customLong("neighbour-rate"), help: "The neighbour's sends a second.") var neighbourRate = 200.0
@@ -113,22 +112,26 @@ struct BenchCommand: AsyncParsableCommand {
                 options: .init(
                     overloaded: load(overloaded),
                     neighbour: Pace.sender(url: url, keyFile: neighbour, tickMilliseconds: 0),
-                    refused: load(refused), steady: load(steady), quotaPerMinute: quota, factor: factor,
+                    refused: load(refused), quotaPerMinute: quota, factor: factor,
                     neighbourRate: neighbourRate, seconds: seconds, baselineSeconds: baselineSeconds,
                     serverPID: serverPID))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
-            print("quota/s   offered/s   accepted/s   deviation %   refused   CPU µs per acceptance   per refusal")
+            print(
+                "quota/s   offered/s   accepted/s   deviation %   refused   refused at quota   "
+                    + "CPU µs per acceptance   per refusal")
             print(
                 "\(Int(report.quotaPerSecond))   \(Int(report.offeredPerSecond))   "
                     + "\(String(format: "%.1f", report.acceptedPerSecond))   "
                     + "\(String(format: "%.2f", report.deviationPercent))   \(report.refused)   "
+                    + "\(report.refusedAtQuota)   "
                     + "\(Int(report.cpuPerAcceptanceMicroseconds))   \(Int(report.cpuPerRefusalMicroseconds))")
             print(
                 "neighbour latency µs: alone p50 \(Int(report.baselineNeighbour.p50)) p99 "
                     + "\(Int(report.baselineNeighbour.p99)), again after p50 \(Int(report.afterNeighbour.p50)) p99 "
-                    + "\(Int(report.afterNeighbour.p99)); beside a project at its quota p50 "
-                    + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)); "
-                    + "beside one at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
+                    + "\(Int(report.afterNeighbour.p99)); beside the project at its quota p50 "
+                    + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)), again after p50 "
+                    + "\(Int(report.atQuotaAfterNeighbour.p50)) p99 \(Int(report.atQuotaAfterNeighbour.p99)); "
+                    + "beside it at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
                     + "\(Int(report.loadedNeighbour.p99))")
             print(
                 "load generator CPU µs per request: the overloaded project's "

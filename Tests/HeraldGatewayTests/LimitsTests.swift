@@ -1,8 +1,10 @@
+import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldDelivery
 import HeraldServer
 import HeraldStorage
+import Synchronization
 import Testing
 
 @testable import HeraldTools
@@ -123,6 +125,43 @@ import Testing
             #expect(read.cpuNanoseconds == outcome.cpuNanoseconds)
             #expect(QuotaBenchmark.Outcome(json: .object([(key: "accepted", value: .number(1))])) == nil)
         }
+    }
+
+    /// The quota benchmark drives its project at exactly the quota for a whole window just
+    /// before the excess: from rest, twice the quota would be all accepted for half a
+    /// minute (a window's sends may come at once), and the sliding window would repeat
+    /// that, so the excess phase would measure bursts of acceptances, not an overload.
+    @Test func T1_theQuotaBenchmarkFillsTheProjectsWindowAtItsQuotaBeforeTheExcess() async throws {
+        let calls = Mutex<[(sender: String, rate: Double, seconds: Double)]>([])
+        @Sendable func sender(_ name: String, accepted: Int, refused: Int) -> QuotaBenchmark.Sender {
+            { rate, seconds in
+                calls.withLock { $0.append((name, rate, seconds)) }
+                var outcome = QuotaBenchmark.Outcome()
+                (outcome.accepted, outcome.refused) = (accepted, refused)
+                outcome.latencyNanoseconds = [1000]
+                return outcome
+            }
+        }
+        // What the overloaded project is answered: at its quota, at twice it, at it again.
+        let loads = Mutex([(accepted: 600, refused: 2), (accepted: 3, refused: 3), (accepted: 1, refused: 0)])
+        let overloaded: QuotaBenchmark.Sender = { rate, seconds in
+            let (accepted, refused) = loads.withLock { $0.removeFirst() }
+            return try await sender("overloaded", accepted: accepted, refused: refused)(rate, seconds)
+        }
+        let benchmark = QuotaBenchmark(
+            options: .init(
+                overloaded: overloaded, neighbour: sender("neighbour", accepted: 1, refused: 0),
+                refused: sender("refused", accepted: 0, refused: 1), quotaPerMinute: 600, factor: 2,
+                neighbourRate: 5, seconds: 0.5, baselineSeconds: 0.01, serverPID: getpid()))
+        let report = try await benchmark.run { _ in }
+        let made = calls.withLock { $0 }.filter { $0.sender != "neighbour" }
+        #expect(made.map(\.sender) == ["refused", "overloaded", "overloaded", "overloaded"])
+        // At 10/s (600 a minute) for the whole 60 s window, then at 20/s for the load's time.
+        #expect(made[1].rate == 10 && made[1].seconds == 60)
+        #expect(made[2].rate == 20 && made[2].seconds == 0.5)
+        // At its quota again after, which brackets the overload with the project at its quota.
+        #expect(made[3].rate == 10 && made[3].seconds == 0.01)
+        #expect(report.acceptedPerSecond == 6 && report.refused == 3 && report.refusedAtQuota == 2)
     }
 
     @Test func T2_topicChangesPastTheRateAreRefusedPerAPIGeneration() async throws {
