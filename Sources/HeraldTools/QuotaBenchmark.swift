@@ -212,7 +212,8 @@ public struct QuotaBenchmark: Sendable {
             generatorCPUPerNeighbourRequestMicroseconds: loaded.neighbour.cpuPerRequestMicroseconds)
     }
 
-    /// The downstream quota's window (SEMANTICS T1), in seconds.
+    /// The downstream quota's window (SEMANTICS T1, `Quotas.windowMilliseconds(.downstream)`),
+    /// in seconds: the tools do not link the delivery module for one number.
     static let windowSeconds = 60.0
 
     /// A project at `rate` and the neighbour at its rate, side by side.

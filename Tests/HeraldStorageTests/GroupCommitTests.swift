@@ -143,6 +143,17 @@ import Testing
         #expect(try Self.count(pool, "x") == 1 && Self.count(pool, "y") == 1)
     }
 
+    /// L1: a short write alone is written on its caller's thread, with no hand-off to the
+    /// writer's queue and back; any other write on the writer's queue.
+    @Test func L1_aShortWriteIsWrittenOnItsCallersThreadAndALongOneOnTheWritersQueue() async throws {
+        let (_, commits) = try database()
+        for short in [true, false] {
+            let caller = pthread_self()
+            let here = try await commits.write(short: short) { _ in pthread_self() == caller }
+            #expect(here == short)
+        }
+    }
+
     /// L4: a short write alone runs on its caller's thread and is still interrupted by its
     /// task's cancellation (the store reports that as a cancellation).
     @Test(.timeLimit(.minutes(1))) func L4_aShortWriteAloneIsInterruptedByItsTasksCancellation() async throws {
