@@ -127,15 +127,17 @@ final class GroupCommit: Sendable {
     /// block where it is called, so the batch costs no thread switch to the writer's queue
     /// and back (about a tenth of a topic send's CPU). Only one batch is written at a time,
     /// so the queue is idle. A long write (a sweep, a page of a large fanout) would hold one
-    /// of the few cooperative threads meanwhile, and goes to the queue instead.
-    private func writeHere(_ batch: [Pending]) async {
+    /// of the few cooperative threads meanwhile, and goes to the queue instead; so does a
+    /// batch that finds SQLite's write lock held by another connection (answers false, and
+    /// nothing is written): waiting for the lock here would hold the thread as long.
+    private func writeHere(_ batch: [Pending]) async -> Bool {
         if batch.count == 1 {
             // The caller's write alone, as its task's own: its cancellation interrupts it.
             let running = Mutex<Connection?>(nil)
             do {
-                try await withTaskCancellationHandler {
+                return try await withTaskCancellationHandler {
                     try Task.checkCancellation()
-                    try Self.transaction(pool) { db in
+                    return try Self.transactionIfUnlocked(pool) { db in
                         running.withLock { $0 = Connection(handle: db.sqliteConnection) }
                         defer { running.withLock { $0 = nil } }
                         try batch[0].run(db, true)
@@ -146,14 +148,15 @@ final class GroupCommit: Sendable {
             } catch {
                 batch[0].fail(error)
             }
-            return
+            return true
         }
         // A cancelled caller cannot interrupt the statements of the others' writes.
         do {
-            try Self.transaction(pool) { db in Self.runShared(batch, db) }
+            return try Self.transactionIfUnlocked(pool) { db in Self.runShared(batch, db) }
         } catch {
             for pending in batch { pending.fail(error) }
         }
+        return true
     }
 
     /// Writes a batch on the writer's queue.
@@ -190,9 +193,36 @@ final class GroupCommit: Sendable {
         var handle: SQLiteConnection?
     }
 
-    /// One transaction on the writer connection, run on the calling thread.
-    private static func transaction(_ pool: DatabasePool, _ body: (Database) throws -> Void) throws {
-        try pool.write(body)
+    /// One transaction on the writer connection, run on the calling thread if SQLite's write
+    /// lock is free now: its `BEGIN IMMEDIATE` does not wait for another connection (a
+    /// checkpoint, another process) to let go. False when it would have waited, with
+    /// nothing done. A connection with a busy callback waits as configured.
+    private static func transactionIfUnlocked(_ pool: DatabasePool, _ body: (Database) throws -> Void) throws -> Bool {
+        let waitMilliseconds: CInt
+        switch pool.configuration.busyMode {
+        case .immediateError: waitMilliseconds = 0
+        case .timeout(let seconds): waitMilliseconds = CInt(seconds * 1000)
+        case .callback:
+            try pool.write(body)
+            return true
+        }
+        return try pool.writeWithoutTransaction { db in
+            let connection = db.sqliteConnection
+            sqlite3_busy_timeout(connection, 0)
+            defer { sqlite3_busy_timeout(connection, waitMilliseconds) }
+            var began = false
+            do {
+                try db.inTransaction(.immediate) {
+                    began = true
+                    sqlite3_busy_timeout(connection, waitMilliseconds)
+                    try body(db)
+                    return .commit
+                }
+            } catch let error as DatabaseError where error.resultCode == .SQLITE_BUSY && !began {
+                return false
+            }
+            return true
+        }
     }
 
     /// Writes the writes waiting now in one transaction, then answers them and passes the
@@ -204,9 +234,9 @@ final class GroupCommit: Sendable {
             return batch
         }
         batches.add(1, ordering: .relaxed)
-        if batch.allSatisfy(\.short) {
-            await writeHere(batch)
-        } else {
+        if !batch.allSatisfy(\.short) {
+            await writeOnQueue(batch)
+        } else if await !writeHere(batch) {
             await writeOnQueue(batch)
         }
         let next = state.withLock { state -> Pending? in

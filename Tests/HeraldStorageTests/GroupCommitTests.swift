@@ -154,6 +154,35 @@ import Testing
         }
     }
 
+    /// L1: a short write that finds SQLite's write lock held by another connection waits for
+    /// it on the writer's queue, not on its caller's thread (one of the few that run tasks),
+    /// and is written once the lock is let go.
+    @Test func L1_aShortWriteFindingTheWriteLockHeldWaitsOnTheWritersQueue() async throws {
+        let path = (temporaryDirectory() as NSString).appendingPathComponent("locked.sqlite")
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        let pool = try DatabasePool(path: path, configuration: configuration)
+        try await pool.write { db in try db.execute(sql: "CREATE TABLE items (name TEXT PRIMARY KEY)") }
+        let commits = GroupCommit(pool: pool)
+        var unsafe = Configuration()
+        unsafe.allowsUnsafeTransactions = true
+        let other = try DatabaseQueue(path: path, configuration: unsafe)
+        try await other.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
+        DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(200)) {
+            try? other.writeWithoutTransaction { try $0.execute(sql: "ROLLBACK") }
+        }
+        let caller = pthread_self()
+        let here = try await commits.write(short: true) { db in
+            _ = try Self.insert("after")(db)
+            return pthread_self() == caller
+        }
+        #expect(!here)
+        #expect(try Self.count(pool, "after") == 1)
+        // The lock free again, the next short write is written on its caller's thread.
+        let next = pthread_self()
+        #expect(try await commits.write(short: true) { _ in pthread_self() == next })
+    }
+
     /// L4: a short write alone runs on its caller's thread and is still interrupted by its
     /// task's cancellation (the store reports that as a cancellation).
     @Test(.timeLimit(.minutes(1))) func L4_aShortWriteAloneIsInterruptedByItsTasksCancellation() async throws {
