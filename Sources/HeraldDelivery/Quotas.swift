@@ -32,8 +32,9 @@ public final class Quotas: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Projects whose downstream sends were refused, until room for one comes back: under
-    /// a lock of its own, as every send asks it before the quota is counted.
+    /// Projects whose downstream sends were refused, until room for one comes back or for a
+    /// second after the refusal, whichever is later: under a lock of its own, as every send
+    /// asks it before the quota is counted.
     private let refusingUntil = Mutex<[String: Timestamp]>([:])
     private let metrics: HeraldMetrics?
 
@@ -49,8 +50,12 @@ public final class Quotas: Sendable {
         if let refusal = downstream(project, count: count, now: now, admit: true) { throw refusal }
     }
 
-    /// Whether the project's downstream sends were refused lately and room for one has not
-    /// come back since: one lookup, so that what answers early can ask it of every send.
+    /// Whether the project's downstream sends were refused in the last second, or room for
+    /// one has not come back since a refusal: one lookup, so that what answers early can ask
+    /// it of every send, and check the quota itself (`downstreamRefusal`) only for projects
+    /// that may be past it. Room in a full window comes back a little at a time, as its
+    /// oldest sends leave; the project stays marked meanwhile, so that its sends past the
+    /// room are still answered early.
     public func isRefusingDownstream(projectID: String, now: Timestamp) -> Bool {
         refusingUntil.withLock { refusing in
             guard let until = refusing[projectID] else { return false }
@@ -72,13 +77,13 @@ public final class Quotas: Sendable {
             sweep(&state, now: now)
             var window = state.downstream[project.id] ?? Self.minuteWindow()
             defer { state.downstream[project.id] = window }
-            var combined = Self.combined(&window, state.remote[.downstream]?[project.id], at: now)
-            let wait = combined.wait(toFit: count, limit: limit, at: now)
+            var remote = state.remote[.downstream]?[project.id]
+            let wait = window.wait(toFit: count, limit: limit, besides: &remote, at: now)
             if wait == 0, admit { window.add(count, at: now) }
             return wait
         }
         guard wait > 0 else { return nil }
-        refusingUntil.withLock { $0[project.id] = Timestamp(milliseconds: now.milliseconds + wait) }
+        refusingUntil.withLock { $0[project.id] = Timestamp(milliseconds: now.milliseconds + max(wait, 1_000)) }
         metrics?.increment("herald_quota_rejections_total", [("project", project.id), ("quota", "downstream")])
         return HeraldError.quotaExceeded(
             subject: "projects/\(project.id)/downstream-per-minute", retryAfterSeconds: Self.seconds(wait),
@@ -102,8 +107,9 @@ public final class Quotas: Sendable {
             sweep(&state, now: now)
             var window = state.topicOperations[project.id] ?? Self.secondWindow()
             defer { state.topicOperations[project.id] = window }
-            var combined = Self.combined(&window, state.remote[.topicOperations]?[project.id], at: now)
-            let granted = max(0, min(requested, limit - combined.count(at: now)))
+            var remote = state.remote[.topicOperations]?[project.id]
+            let counted = window.count(at: now) + (remote?.count(at: now) ?? 0)
+            let granted = max(0, min(requested, limit - counted))
             window.add(granted, at: now)
             return granted
         }
@@ -190,13 +196,13 @@ public final class Quotas: Sendable {
 
     // MARK: Sharing between nodes
 
-    /// This node's counts of a shared quota: per project, the non-empty buckets still
-    /// inside the window at `now`.
+    /// This node's counts of a shared quota: per project, what is still inside the window
+    /// at `now`, summed per `exchangeMilliseconds`.
     public func localCounts(_ quota: Shared, now: Timestamp) -> [QuotaCount] {
         state.withLock { state in
             var windows = quota == .downstream ? state.downstream : state.topicOperations
             return windows.keys.sorted().flatMap { project in
-                windows[project]!.counts(at: now).map {
+                windows[project]!.counts(at: now, per: Self.exchangeMilliseconds).map {
                     QuotaCount(projectID: project, bucket: $0.start, count: $0.count)
                 }
             }
@@ -207,7 +213,7 @@ public final class Quotas: Sendable {
     public func setRemoteCounts(_ quota: Shared, _ counts: [QuotaCount], now: Timestamp) {
         var windows: [String: SlidingWindow] = [:]
         for count in counts.sorted(by: { $0.bucket < $1.bucket }) where count.count > 0 {
-            var window = windows[count.projectID] ?? Self.window(for: quota)
+            var window = windows[count.projectID] ?? Self.remoteWindow(for: quota)
             window.add(count.count, at: Timestamp(milliseconds: count.bucket))
             windows[count.projectID] = window
         }
@@ -221,20 +227,23 @@ public final class Quotas: Sendable {
 
     // MARK: Helpers
 
-    static func minuteWindow() -> SlidingWindow { SlidingWindow(windowMilliseconds: 60_000, buckets: 600) }
+    /// A project's downstream messages counted on this node, in 10 ms buckets: a project
+    /// at its quota gets room back as its sends of a minute ago leave, 10 ms at a time,
+    /// not in lumps a tenth of a second apart (which would let its accepted sends through
+    /// in bursts at many times its rate, and slow its neighbours while they pass).
+    /// 24 KB for each project that sent in the last minute.
+    static func minuteWindow() -> SlidingWindow { SlidingWindow(windowMilliseconds: 60_000, buckets: 6_000) }
 
     static func secondWindow() -> SlidingWindow { SlidingWindow(windowMilliseconds: 1_000, buckets: 10) }
 
-    static func window(for quota: Shared) -> SlidingWindow {
-        quota == .downstream ? minuteWindow() : secondWindow()
-    }
+    /// The periods in which nodes tell each other their counts (fewer rows for the store
+    /// than this node's buckets).
+    static let exchangeMilliseconds: Int64 = 100
 
-    /// This node's window plus other nodes' counts, if any.
-    private static func combined(_ window: inout SlidingWindow, _ remote: SlidingWindow?, at now: Timestamp)
-        -> SlidingWindow
-    {
-        guard let remote else { return window }
-        return window.adding(remote, at: now)
+    /// What other nodes counted, one bucket per exchanged period.
+    static func remoteWindow(for quota: Shared) -> SlidingWindow {
+        let window = windowMilliseconds(quota)
+        return SlidingWindow(windowMilliseconds: window, buckets: Int(window / exchangeMilliseconds))
     }
 
     /// Whole seconds for `Retry-After`, at least one.

@@ -26,16 +26,21 @@ public struct QuotaBenchmark: Sendable {
         public var factor: Double
         /// The neighbour's rate, in sends a second.
         public var neighbourRate: Double
+        /// How long the overloaded project sends past its quota, in all.
         public var seconds: Double
+        /// At most how long each slice of the overload, and of the project at its quota
+        /// between them, lasts.
+        public var sliceSeconds: Double
         public var baselineSeconds: Double
         public var serverPID: Int32
 
         public init(
             overloaded: @escaping Sender, neighbour: @escaping Sender, refused: @escaping Sender,
             quotaPerMinute: Int, factor: Double,
-            neighbourRate: Double, seconds: Double, baselineSeconds: Double,
+            neighbourRate: Double, seconds: Double, sliceSeconds: Double = 15, baselineSeconds: Double,
             serverPID: Int32
         ) {
+            self.sliceSeconds = sliceSeconds
             self.overloaded = overloaded
             self.neighbour = neighbour
             self.refused = refused
@@ -58,6 +63,17 @@ public struct QuotaBenchmark: Sendable {
         public var cpuNanoseconds: Int64 = 0
 
         public init() {}
+
+        /// What `self` and `other` saw together.
+        func adding(_ other: Outcome) -> Outcome {
+            var sum = self
+            sum.accepted += other.accepted
+            sum.refused += other.refused
+            sum.other += other.other
+            sum.latencyNanoseconds += other.latencyNanoseconds
+            sum.cpuNanoseconds += other.cpuNanoseconds
+            return sum
+        }
 
         /// The sender's CPU per request it made, in microseconds.
         public var cpuPerRequestMicroseconds: Double {
@@ -93,21 +109,29 @@ public struct QuotaBenchmark: Sendable {
         public var offeredPerSecond: Double
         public var acceptedPerSecond: Double
         public var refused: Int
-        /// Sends refused while the project sent at exactly its quota (a window's edges).
+        /// Sends refused while the project sent at exactly its quota between the slices of
+        /// the overload (a window's edges).
         public var refusedAtQuota: Int
+        /// How many slices the overload, and the project at its quota, were cut into.
+        public var slices: Int
         /// Answers other than 200 and 429, over every phase: a sound run has none.
         public var failures: Int
         public var baselineNeighbour: LatencySummary
         /// The neighbour alone again after the load: how far the machine drifted meanwhile.
         public var afterNeighbour: LatencySummary
-        /// The neighbour beside the overloaded project while it sent at exactly its quota.
+        /// The neighbour beside the overloaded project while it sent at exactly its quota,
+        /// in the slices between the overload's: the same accepted load without the excess,
+        /// measured in turn with it, so that the machine's drift does not pass for the
+        /// overload's effect.
         public var atQuotaNeighbour: LatencySummary
-        /// The same, again after the overload: with `atQuotaNeighbour`, it brackets the
-        /// overload, so that the machine's drift does not pass for the overload's effect.
-        public var atQuotaAfterNeighbour: LatencySummary
+        /// The neighbour beside the overload, over all its slices.
         public var loadedNeighbour: LatencySummary
         public var cpuPerAcceptanceMicroseconds: Double
         public var cpuPerRefusalMicroseconds: Double
+        /// The server CPU the overload's slices took beyond the at-quota slices', per refusal
+        /// more: what a refusal costs in the overload itself, where some are decided by the
+        /// route rather than early.
+        public var cpuPerRefusalInOverloadMicroseconds: Double
         /// What the load generator spent a request, sending the overloaded project's
         /// requests and the neighbour's: CPU the machine's two cores lent the client.
         public var generatorCPUPerLoadRequestMicroseconds: Double
@@ -124,6 +148,7 @@ public struct QuotaBenchmark: Sendable {
                 (key: "deviation_percent", value: .number((deviationPercent * 100).rounded() / 100)),
                 (key: "refused", value: .number(Double(refused))),
                 (key: "refused_at_quota", value: .number(Double(refusedAtQuota))),
+                (key: "slices", value: .number(Double(slices))),
                 (key: "failures", value: .number(Double(failures))),
                 (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
@@ -131,12 +156,14 @@ public struct QuotaBenchmark: Sendable {
                 (key: "neighbour_p99_us_alone_after", value: .number(afterNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_at_quota", value: .number(atQuotaNeighbour.p99.rounded())),
-                (key: "neighbour_p50_us_at_quota_after", value: .number(atQuotaAfterNeighbour.p50.rounded())),
-                (key: "neighbour_p99_us_at_quota_after", value: .number(atQuotaAfterNeighbour.p99.rounded())),
                 (key: "neighbour_p50_us_loaded", value: .number(loadedNeighbour.p50.rounded())),
                 (key: "neighbour_p99_us_loaded", value: .number(loadedNeighbour.p99.rounded())),
                 (key: "cpu_per_acceptance_us", value: .number(cpuPerAcceptanceMicroseconds.rounded())),
                 (key: "cpu_per_refusal_us", value: .number(cpuPerRefusalMicroseconds.rounded())),
+                (
+                    key: "cpu_per_refusal_in_overload_us",
+                    value: .number(cpuPerRefusalInOverloadMicroseconds.rounded())
+                ),
                 (
                     key: "generator_cpu_per_load_request_us",
                     value: .number(generatorCPUPerLoadRequestMicroseconds.rounded())
@@ -174,42 +201,62 @@ public struct QuotaBenchmark: Sendable {
         let refusals = try await Self.cpu(pid: pid) { try await options.refused(offered, phase) }
         let perRefusal = max(0, refusals.seconds - idlePerSecond * phase) / Double(max(1, refusals.value.refused))
 
-        // The overloaded project first sends at exactly its quota for at least a window, so
-        // that its window is full when the excess starts: from a project at rest, the first
-        // half minute at twice the quota is all within the quota (the window allows a
-        // minute's sends at once), and the sliding window then repeats that pattern: half
-        // minutes of all accepted and all refused, not an overload.
-        let warm = max(options.seconds, Self.windowSeconds)
-        progress("at quota: the project at \(Int(quotaPerSecond))/s beside the neighbour for \(warm) s")
-        let atQuota = try await Self.beside(options.overloaded, rate: quotaPerSecond, seconds: warm, options: options)
+        // The overloaded project first sends at exactly its quota for a window, so that its
+        // window is full when the excess starts: from a project at rest, the first half
+        // minute at twice the quota is all within the quota (the window allows a minute's
+        // sends at once), and the sliding window then repeats that pattern: half minutes of
+        // all accepted and all refused, not an overload.
+        progress("at quota: the project at \(Int(quotaPerSecond))/s beside the neighbour for \(Self.windowSeconds) s")
+        let warm = try await Self.beside(
+            options.overloaded, rate: quotaPerSecond, seconds: Self.windowSeconds, options: options)
 
-        progress("load: \(Int(offered))/s against a quota of \(Int(quotaPerSecond))/s, for \(options.seconds) s")
-        let loaded = try await Self.beside(
-            options.overloaded, rate: offered, seconds: options.seconds, options: options)
-
-        progress("at quota again: the project at \(Int(quotaPerSecond))/s beside the neighbour for \(phase) s")
-        let atQuotaAfter = try await Self.beside(
-            options.overloaded, rate: quotaPerSecond, seconds: phase, options: options)
+        // Then the overload in slices, each beside a slice of the project at its quota, in
+        // turns (excess first, then quota first): the machine's drift over minutes falls on
+        // both alike. A full window stays full either way, so that acceptances stay at the
+        // quota in every slice.
+        let slices = max(1, Int((options.seconds / options.sliceSeconds).rounded(.up)))
+        let slice = options.seconds / Double(slices)
+        var excess = (load: Outcome(), neighbour: Outcome())
+        var atQuota = (load: Outcome(), neighbour: Outcome())
+        // Server CPU seconds in each kind of slice.
+        var cpu = (excess: 0.0, atQuota: 0.0)
+        for round in 0..<slices {
+            for overloaded in round % 2 == 0 ? [true, false] : [false, true] {
+                let rate = overloaded ? offered : quotaPerSecond
+                progress("slice \(round + 1) of \(slices): the project at \(Int(rate))/s for \(slice) s")
+                let (outcome, seconds) = try await Self.cpu(pid: pid) {
+                    try await Self.beside(options.overloaded, rate: rate, seconds: slice, options: options)
+                }
+                if overloaded {
+                    excess = (excess.load.adding(outcome.load), excess.neighbour.adding(outcome.neighbour))
+                    cpu.excess += seconds
+                } else {
+                    atQuota = (atQuota.load.adding(outcome.load), atQuota.neighbour.adding(outcome.neighbour))
+                    cpu.atQuota += seconds
+                }
+            }
+        }
 
         progress("the neighbour alone again for \(phase) s")
         let after = try await options.neighbour(options.neighbourRate, phase)
         return Report(
             quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
-            acceptedPerSecond: Double(loaded.load.accepted) / options.seconds, refused: loaded.load.refused,
-            refusedAtQuota: atQuota.load.refused,
+            acceptedPerSecond: Double(excess.load.accepted) / options.seconds, refused: excess.load.refused,
+            refusedAtQuota: atQuota.load.refused, slices: slices,
             failures: [
-                alone.value, refusals.value, atQuota.load, atQuota.neighbour, loaded.load, loaded.neighbour,
-                atQuotaAfter.load, atQuotaAfter.neighbour, after,
+                alone.value, refusals.value, warm.load, warm.neighbour, excess.load, excess.neighbour, atQuota.load,
+                atQuota.neighbour, after,
             ]
             .map(\.other).reduce(0, +),
             baselineNeighbour: LatencySummary(nanoseconds: alone.value.latencyNanoseconds),
             afterNeighbour: LatencySummary(nanoseconds: after.latencyNanoseconds),
             atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
-            atQuotaAfterNeighbour: LatencySummary(nanoseconds: atQuotaAfter.neighbour.latencyNanoseconds),
-            loadedNeighbour: LatencySummary(nanoseconds: loaded.neighbour.latencyNanoseconds),
+            loadedNeighbour: LatencySummary(nanoseconds: excess.neighbour.latencyNanoseconds),
             cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6,
-            generatorCPUPerLoadRequestMicroseconds: loaded.load.cpuPerRequestMicroseconds,
-            generatorCPUPerNeighbourRequestMicroseconds: loaded.neighbour.cpuPerRequestMicroseconds)
+            cpuPerRefusalInOverloadMicroseconds: max(0, cpu.excess - cpu.atQuota)
+                / Double(max(1, excess.load.refused - atQuota.load.refused)) * 1e6,
+            generatorCPUPerLoadRequestMicroseconds: excess.load.cpuPerRequestMicroseconds,
+            generatorCPUPerNeighbourRequestMicroseconds: excess.neighbour.cpuPerRequestMicroseconds)
     }
 
     /// The downstream quota's window (SEMANTICS T1, `Quotas.windowMilliseconds(.downstream)`),

@@ -97,6 +97,10 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Offered rate as a multiple of the quota.") var factor = 2.0
         @Option(name: .customLong("neighbour-rate"), help: "The neighbour's sends a second.") var neighbourRate = 200.0
         @Option(help: "How long to drive the load, in seconds.") var seconds = 180.0
+        @Option(
+            name: .customLong("slice-seconds"),
+            help: "At most how long each slice of the load, and of the project at its quota between them, lasts.")
+        var sliceSeconds = 15.0
         @Option(name: .customLong("baseline-seconds"), help: "How long to measure the neighbour alone first.")
         var baselineSeconds = 30.0
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
@@ -113,24 +117,25 @@ struct BenchCommand: AsyncParsableCommand {
                     overloaded: load(overloaded),
                     neighbour: Pace.sender(url: url, keyFile: neighbour, tickMilliseconds: 0),
                     refused: load(refused), quotaPerMinute: quota, factor: factor,
-                    neighbourRate: neighbourRate, seconds: seconds, baselineSeconds: baselineSeconds,
+                    neighbourRate: neighbourRate, seconds: seconds, sliceSeconds: sliceSeconds,
+                    baselineSeconds: baselineSeconds,
                     serverPID: serverPID))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print(
                 "quota/s   offered/s   accepted/s   deviation %   refused   refused at quota   "
-                    + "CPU µs per acceptance   per refusal")
+                    + "CPU µs per acceptance   per refusal   per refusal in the overload")
             print(
                 "\(Int(report.quotaPerSecond))   \(Int(report.offeredPerSecond))   "
                     + "\(String(format: "%.1f", report.acceptedPerSecond))   "
                     + "\(String(format: "%.2f", report.deviationPercent))   \(report.refused)   "
                     + "\(report.refusedAtQuota)   "
-                    + "\(Int(report.cpuPerAcceptanceMicroseconds))   \(Int(report.cpuPerRefusalMicroseconds))")
+                    + "\(Int(report.cpuPerAcceptanceMicroseconds))   \(Int(report.cpuPerRefusalMicroseconds))   "
+                    + "\(Int(report.cpuPerRefusalInOverloadMicroseconds))")
             print(
                 "neighbour latency µs: alone p50 \(Int(report.baselineNeighbour.p50)) p99 "
                     + "\(Int(report.baselineNeighbour.p99)), again after p50 \(Int(report.afterNeighbour.p50)) p99 "
-                    + "\(Int(report.afterNeighbour.p99)); beside the project at its quota p50 "
-                    + "\(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)), again after p50 "
-                    + "\(Int(report.atQuotaAfterNeighbour.p50)) p99 \(Int(report.atQuotaAfterNeighbour.p99)); "
+                    + "\(Int(report.afterNeighbour.p99)); in \(report.slices) slices each, beside the project at "
+                    + "its quota p50 \(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)), "
                     + "beside it at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
                     + "\(Int(report.loadedNeighbour.p99))")
             print(

@@ -33,7 +33,7 @@ import Testing
             let details = error?["details"]?.arrayElements ?? []
             #expect(details.contains { $0["errorCode"] == .string("QUOTA_EXCEEDED") })
             #expect(details.contains { $0["@type"] == .string("type.googleapis.com/google.rpc.QuotaFailure") })
-            // The first two leave the window one minute (and at most one 100 ms bucket) after they came.
+            // The first two leave the window one minute (and at most two 10 ms buckets) after they came.
             #expect(refused.headers.first(name: "Retry-After") == "41")
             // A refusal does not count: just before the first two leave, still refused; just after, room for two.
             clock.advance(milliseconds: 39_999)
@@ -130,38 +130,57 @@ import Testing
     /// The quota benchmark drives its project at exactly the quota for a whole window just
     /// before the excess: from rest, twice the quota would be all accepted for half a
     /// minute (a window's sends may come at once), and the sliding window would repeat
-    /// that, so the excess phase would measure bursts of acceptances, not an overload.
-    @Test func T1_theQuotaBenchmarkFillsTheProjectsWindowAtItsQuotaBeforeTheExcess() async throws {
+    /// that, so the excess phase would measure bursts of acceptances, not an overload. The
+    /// excess then comes in slices, in turns with slices at the quota, and the neighbour's
+    /// latencies are pooled by what it was beside.
+    @Test func T1_theQuotaBenchmarkFillsTheProjectsWindowThenAlternatesTheExcessWithTheQuota() async throws {
         let calls = Mutex<[(sender: String, rate: Double, seconds: Double)]>([])
-        @Sendable func sender(_ name: String, accepted: Int, refused: Int) -> QuotaBenchmark.Sender {
-            { rate, seconds in
-                calls.withLock { $0.append((name, rate, seconds)) }
-                var outcome = QuotaBenchmark.Outcome()
-                (outcome.accepted, outcome.refused) = (accepted, refused)
-                outcome.latencyNanoseconds = [1000]
-                return outcome
+        // The neighbour's n-th run answers n µs.
+        let neighbour: QuotaBenchmark.Sender = { rate, seconds in
+            let made = calls.withLock { calls in
+                calls.append(("neighbour", rate, seconds))
+                return calls.filter { $0.sender == "neighbour" }.count
             }
+            var outcome = QuotaBenchmark.Outcome()
+            outcome.accepted = 1
+            outcome.latencyNanoseconds = [Int64(made) * 1000]
+            return outcome
         }
-        // What the overloaded project is answered: at its quota, at twice it, at it again.
-        let loads = Mutex([(accepted: 600, refused: 2), (accepted: 3, refused: 3), (accepted: 1, refused: 0)])
+        // What the overloaded project is answered: 600 at its quota for the window, then
+        // one slice at twice it, two at it and one at twice it again.
+        let loads = Mutex([(600, 0), (3, 3), (5, 1), (5, 2), (4, 6)])
         let overloaded: QuotaBenchmark.Sender = { rate, seconds in
-            let (accepted, refused) = loads.withLock { $0.removeFirst() }
-            return try await sender("overloaded", accepted: accepted, refused: refused)(rate, seconds)
+            calls.withLock { $0.append(("overloaded", rate, seconds)) }
+            var outcome = QuotaBenchmark.Outcome()
+            (outcome.accepted, outcome.refused) = loads.withLock { $0.removeFirst() }
+            return outcome
+        }
+        let refused: QuotaBenchmark.Sender = { rate, seconds in
+            calls.withLock { $0.append(("refused", rate, seconds)) }
+            var outcome = QuotaBenchmark.Outcome()
+            outcome.refused = 1
+            return outcome
         }
         let benchmark = QuotaBenchmark(
             options: .init(
-                overloaded: overloaded, neighbour: sender("neighbour", accepted: 1, refused: 0),
-                refused: sender("refused", accepted: 0, refused: 1), quotaPerMinute: 600, factor: 2,
-                neighbourRate: 5, seconds: 0.5, baselineSeconds: 0.01, serverPID: getpid()))
+                overloaded: overloaded, neighbour: neighbour, refused: refused, quotaPerMinute: 600, factor: 2,
+                neighbourRate: 5, seconds: 0.5, sliceSeconds: 0.3, baselineSeconds: 0.01, serverPID: getpid()))
         let report = try await benchmark.run { _ in }
         let made = calls.withLock { $0 }.filter { $0.sender != "neighbour" }
-        #expect(made.map(\.sender) == ["refused", "overloaded", "overloaded", "overloaded"])
-        // At 10/s (600 a minute) for the whole 60 s window, then at 20/s for the load's time.
+        #expect(made.map(\.sender) == ["refused"] + Array(repeating: "overloaded", count: 5))
+        // At 10/s (600 a minute) for the whole 60 s window; then 0.5 s at 20/s in two
+        // slices of 0.25 s (at most 0.3 s each, in a whole number), in turns with
+        // slices at 10/s: excess first, then quota first.
         #expect(made[1].rate == 10 && made[1].seconds == 60)
-        #expect(made[2].rate == 20 && made[2].seconds == 0.5)
-        // At its quota again after, which brackets the overload with the project at its quota.
-        #expect(made[3].rate == 10 && made[3].seconds == 0.01)
-        #expect(report.acceptedPerSecond == 6 && report.refused == 3 && report.refusedAtQuota == 2)
+        #expect(made.dropFirst(2).map(\.rate) == [20, 10, 10, 20])
+        #expect(made.dropFirst(2).allSatisfy { $0.seconds == 0.25 })
+        #expect(report.slices == 2)
+        #expect(report.acceptedPerSecond == 14 && report.refused == 9 && report.refusedAtQuota == 3)
+        // The neighbour ran alone (1 µs), beside the window's filling (2 µs), beside the
+        // slices (3, 4, 5, 6 µs) and alone again (7 µs).
+        #expect(report.baselineNeighbour.p50 == 1 && report.afterNeighbour.p50 == 7)
+        #expect(report.loadedNeighbour.p50 == 3 && report.loadedNeighbour.p99 == 6)
+        #expect(report.atQuotaNeighbour.p50 == 4 && report.atQuotaNeighbour.p99 == 5)
     }
 
     @Test func T2_topicChangesPastTheRateAreRefusedPerAPIGeneration() async throws {
@@ -180,7 +199,8 @@ import Testing
             let refused = try await harness.get(resource + "?topic_name=news", method: .POST)
             #expect(refused.status == 429)
             #expect(try json(refused)["error"]?["status"] == .string("RESOURCE_EXHAUSTED"))
-            clock.advance(milliseconds: 1_100)
+            // The second's changes are gone two 100 ms buckets after it at the latest.
+            clock.advance(milliseconds: 1_200)
             #expect(try await harness.get(resource + "?topic_name=news", method: .POST).status == 200)
             #expect(try await harness.node.store.subscriptions(token: third).map(\.topic) == ["news"])
         }
@@ -207,9 +227,10 @@ import Testing
                 } == true)
             // Another app instance is not affected.
             #expect(try await harness.sendRequest(data(other)).status == 200)
-            clock.advance(seconds: 61)
+            // A minute and its leaving 1 s bucket later.
+            clock.advance(seconds: 62)
             #expect(try await harness.sendRequest(data(token)).status == 200)
-            clock.advance(seconds: 61)
+            clock.advance(seconds: 62)
             // Room in the minute, none in the hour.
             #expect(try await harness.sendRequest(data(token)).status == 429)
             clock.advance(seconds: 3_600)
@@ -243,21 +264,63 @@ import Testing
         return project
     }
 
+    /// Admits `count` sends of the project at `now`, and expects the next one refused.
+    func admitsExactly(_ count: Int, _ quotas: Quotas, _ project: Project, at now: Timestamp) throws {
+        for _ in 0..<count { try quotas.admitDownstream(project, now: now) }
+        #expect(throws: HeraldError.self) { try quotas.admitDownstream(project, now: now) }
+    }
+
     @Test func T1_otherNodesMessagesCountAgainstTheProjectQuotaUntilTheyLeaveTheWindow() throws {
         let quotas = Quotas()
         let project = project { $0.downstreamPerMinute = 10 }
         let now = Timestamp(milliseconds: 1_000_050)
         quotas.setRemoteCounts(
             .downstream, [QuotaCount(projectID: "shared", bucket: 990_000, count: 7)], now: now)
-        for _ in 0..<3 { try quotas.admitDownstream(project, now: now) }
-        #expect(throws: HeraldError.self) { try quotas.admitDownstream(project, now: now) }
+        try admitsExactly(3, quotas, project, at: now)
         // What this node counted is what it reports, by bucket.
         #expect(
             quotas.localCounts(.downstream, now: now) == [QuotaCount(projectID: "shared", bucket: 1_000_000, count: 3)])
-        // The other nodes' seven leave one window after their bucket; this node's three stay.
-        let later = Timestamp(milliseconds: 1_050_100)
-        for _ in 0..<7 { try quotas.admitDownstream(project, now: later) }
-        #expect(throws: HeraldError.self) { try quotas.admitDownstream(project, now: later) }
+        // The other nodes' seven leave over their 100 ms bucket's length, a window after it;
+        // this node's three stay.
+        let later = Timestamp(milliseconds: 1_050_200)
+        try admitsExactly(7, quotas, project, at: later)
+    }
+
+    @Test func T1_aProjectAtItsQuotaGetsRoomBackAsSteadilyAsItsSendsLeftAndTellsOtherNodesPerTenth() throws {
+        let quotas = Quotas()
+        let project = project { $0.downstreamPerMinute = 100 }
+        let start = Timestamp(milliseconds: 1_000_000)
+        for millisecond in 0..<100 {
+            try quotas.admitDownstream(project, now: start.adding(milliseconds: Int64(millisecond)))
+        }
+        #expect(
+            quotas.localCounts(.downstream, now: start.adding(milliseconds: 100)) == [
+                QuotaCount(projectID: "shared", bucket: 1_000_000, count: 100)
+            ])
+        #expect(quotas.downstreamRefusal(project, now: start.adding(milliseconds: 60_009)) != nil)
+        // The sends of the first 10 ms (one a millisecond) leave over the next 10 ms, one a
+        // millisecond: two have left 2 ms in, and all ten at its end.
+        let early = start.adding(milliseconds: 60_012)
+        try admitsExactly(2, quotas, project, at: early)
+        try admitsExactly(8, quotas, project, at: start.adding(milliseconds: 60_020))
+    }
+
+    /// Sends of a project refused lately are worth answering early (`QuotaRefusalHandler`):
+    /// it stays marked until room comes back, and at least for a second, as room in a full
+    /// window comes back a little at a time.
+    @Test func T1_aRefusedProjectStaysMarkedUntilRoomComesBackAndForASecondAtLeast() throws {
+        let quotas = Quotas()
+        let project = project { $0.downstreamPerMinute = 10 }
+        let start = Timestamp(milliseconds: 1_000_000)
+        try quotas.admitDownstream(project, count: 10, now: start)
+        #expect(!quotas.isRefusingDownstream(projectID: "shared", now: start))
+        #expect(quotas.downstreamRefusal(project, now: start.adding(milliseconds: 30_000)) != nil)
+        #expect(quotas.isRefusingDownstream(projectID: "shared", now: start.adding(milliseconds: 60_000)))
+        // One has left 1 ms into the leaving: room for one, then a refusal a millisecond from room.
+        let room = start.adding(milliseconds: 60_011)
+        try admitsExactly(1, quotas, project, at: room)
+        #expect(quotas.isRefusingDownstream(projectID: "shared", now: room.adding(milliseconds: 999)))
+        #expect(!quotas.isRefusingDownstream(projectID: "shared", now: room.adding(milliseconds: 1_000)))
     }
 
     @Test func T2_otherNodesTopicChangesShareTheSecond() {
@@ -267,7 +330,7 @@ import Testing
         quotas.setRemoteCounts(
             .topicOperations, [QuotaCount(projectID: "shared", bucket: 1_999_900, count: 4)], now: now)
         #expect(quotas.admitTopicOperations(project, requested: 3, now: now) == 1)
-        #expect(quotas.admitTopicOperations(project, requested: 3, now: now.adding(milliseconds: 1_000)) == 3)
+        #expect(quotas.admitTopicOperations(project, requested: 3, now: now.adding(milliseconds: 1_200)) == 3)
     }
 
     @Test func T6_messagesEveryNodeStoredForAnAppInstanceCount() throws {
