@@ -31,13 +31,10 @@ public struct SlidingWindow: Sendable {
         return Int(counted(at: now).rounded(.up))
     }
 
-    /// Adds `amount` events at `now`. A negative amount takes back events added at `now`,
-    /// which may lie in an earlier bucket (nothing, once that bucket has left).
+    /// Adds `amount` events at `now` (a negative amount takes back events added at `now`).
     public mutating func add(_ amount: Int, at now: Timestamp) {
         advance(to: now)
-        let index = min(newest, now.milliseconds / bucketMilliseconds)
-        guard index >= newest - Int64(span) - 1 else { return }
-        let slot = slot(index)
+        let slot = slot(newest)
         let applied = max(amount, -Int(buckets[slot]))
         buckets[slot] += Int32(applied)
         stored += applied

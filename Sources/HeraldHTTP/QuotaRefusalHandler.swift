@@ -7,15 +7,11 @@ public import NIOHTTPTypes
 /// that read it, before the request becomes a task: a project driven far past its quota
 /// must cost the server as little as possible for each refusal.
 ///
-/// It decides only what it can decide at once: a `POST …/messages:send` of a project that
+/// It answers only what it can decide at once: a `POST …/messages:send` of a project that
 /// was refused lately, with credentials that need no signature check, and no earlier
 /// request of the connection still being answered (the answers must keep their order).
-/// Past the quota, the answer is the route's own 429, sent when the request's body is in,
-/// so that the connection stays usable. Within it, the send is counted here and passes on
-/// marked as counted (`admittedField`), so that sends arriving together do not all find
-/// the same room: room in a full window comes back a little at a time, and only as much
-/// as it holds goes on to the route. Everything else passes through unchanged (less any
-/// such mark it came with), to the router.
+/// The answer is the route's own 429, sent when the request's body is in, so that the
+/// connection stays usable. Everything else passes through unchanged, to the router.
 public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPRequestPart
     public typealias InboundOut = HTTPRequestPart
@@ -37,20 +33,12 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
-        case .head(var head):
-            if head.headerFields[Self.admittedField] != nil { head.headerFields[Self.admittedField] = nil }
-            if passedOn == 0, let decision = decision(of: head) {
-                switch decision {
-                case .refuse(let refusal):
-                    self.refusal = refusal
-                    return
-                case .admitted(let now):
-                    head.headerFields[Self.admittedField] = "\(Self.admissionKey) \(now.milliseconds)"
-                }
+        case .head(let head):
+            if passedOn == 0, let refusal = refusal(of: head) {
+                self.refusal = refusal
+                return
             }
             passedOn += 1
-            context.fireChannelRead(wrapInboundOut(.head(head)))
-            return
         case .body:
             if refusal != nil { return }
         case .end:
@@ -68,29 +56,8 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         context.write(data, promise: promise)
     }
 
-    private enum Decision {
-        case refuse(HeraldError)
-        /// Counted against the quota at this time.
-        case admitted(Timestamp)
-    }
-
-    /// The header field that marks a send counted here, for the route: this process's
-    /// unguessable key and when it was counted. The handler removes it from every request
-    /// it did not mark, and the route trusts it only with the key.
-    static let admittedField = HTTPField.Name("Herald-Quota-Counted")!
-    private static let admissionKey = SecureRandom.hex(bytes: 16)
-
-    /// When the handler counted this request's send against its project's quota, if it did.
-    static func admitted(_ fields: HTTPFields) -> Timestamp? {
-        guard let value = fields[admittedField] else { return nil }
-        let parts = value.split(separator: " ")
-        guard parts.count == 2, parts[0] == admissionKey, let milliseconds = Int64(parts[1]) else { return nil }
-        return Timestamp(milliseconds: milliseconds)
-    }
-
-    /// For a send of a project refused lately: refused with the route's quota error, or
-    /// counted. Nil when it is left to the route.
-    private func decision(of head: HTTPRequest) -> Decision? {
+    /// The quota error of a send the router would refuse with it, when that is known now.
+    private func refusal(of head: HTTPRequest) -> HeraldError? {
         guard head.method == .post, let projectName = Self.sendProject(head.path),
             head.headerFields[.expect] == nil,
             head.headerFields[.connection]?.lowercased().contains("close") != true
@@ -101,12 +68,7 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
             let project = environment.authenticator.authorizeWithoutWaiting(
                 authorization: head.headerFields[.authorization], projectName: projectName)
         else { return nil }
-        do {
-            try environment.quotas.admitDownstream(project, now: now)
-            return .admitted(now)
-        } catch {
-            return .refuse(error)
-        }
+        return environment.quotas.downstreamRefusal(project, now: now)
     }
 
     /// The send API's path around its project: `/v1/projects/` and `/messages:send`.

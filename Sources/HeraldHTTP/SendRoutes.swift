@@ -13,17 +13,14 @@ struct SendRoutes {
             let projectName = try context.parameters.require("project")
             let (_, project) = try await environment.authenticator.authorize(
                 authorization: request.headers[.authorization], projectName: projectName)
-            // SEMANTICS T1: counted before the work (on the event loop, for a project refused
-            // lately); given back when the answer is a 429 or a server error.
-            let counted = QuotaRefusalHandler.admitted(request.headers)
             guard environment.sends.enter() else {
-                if let counted { environment.quotas.refundDownstream(projectID: project.id, at: counted) }
                 environment.metrics.increment("herald_overload_rejections_total", [("surface", "send")])
                 throw HeraldError.unavailable(retryAfterSeconds: 1, "Herald is overloaded; retry later.")
             }
             defer { environment.sends.leave() }
-            let admittedAt = counted ?? environment.clock.now()
-            if counted == nil { try environment.quotas.admitDownstream(project, now: admittedAt) }
+            // SEMANTICS T1: counted before the work; given back when the answer is a 429 or a server error.
+            let admittedAt = environment.clock.now()
+            try environment.quotas.admitDownstream(project, now: admittedAt)
             do {
                 let body = try await request.collectBody()
                 let send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)

@@ -45,26 +45,6 @@ import Testing
         }
     }
 
-    /// A send of a project refused lately is counted as it arrives, on the event loop
-    /// (`QuotaRefusalHandler`), and the route must not count it again.
-    @Test func T1_aSendCountedAsItArrivesIsCountedOnce() async throws {
-        let clock = ManualClock()
-        try await GatewayHarness.with(clock: clock, settings: { $0.downstreamPerMinute = 2 }) { harness in
-            let (_, token) = try await harness.makeDevice()
-            for _ in 0..<2 { #expect(try await harness.sendRequest(data(token)).status == 200) }
-            // Refused 10 ms before the first two start leaving (over the 10 ms after).
-            clock.advance(milliseconds: 60_000)
-            #expect(try await harness.sendRequest(data(token)).status == 429)
-            // Both gone; the project is still marked from the refusal.
-            clock.advance(milliseconds: 20)
-            #expect(
-                harness.node.environment.quotas.isRefusingDownstream(projectID: harness.project.id, now: clock.now()))
-            #expect(try await harness.sendRequest(data(token)).status == 200)
-            #expect(try await harness.sendRequest(data(token)).status == 200)
-            #expect(try await harness.sendRequest(data(token)).status == 429)
-        }
-    }
-
     @Test func T1_theQuotaIsASettingAppliedWithoutARestart() async throws {
         let clock = ManualClock()
         try await GatewayHarness.with(clock: clock, settings: { $0.downstreamPerMinute = 1 }) { harness in
