@@ -19,6 +19,17 @@ public final class Quotas: Sendable {
     private struct DeviceWindows {
         var minute = SlidingWindow(windowMilliseconds: 60_000, buckets: 60)
         var hour = SlidingWindow(windowMilliseconds: 3_600_000, buckets: 60)
+
+        /// Counts one message if both windows have room; answers the wait otherwise (0 when counted).
+        mutating func admit(perMinute: Int, perHour: Int, at now: Timestamp) -> Int64 {
+            let wait = max(
+                minute.wait(toFit: 1, limit: perMinute, at: now), hour.wait(toFit: 1, limit: perHour, at: now))
+            if wait == 0 {
+                minute.add(1, at: now)
+                hour.add(1, at: now)
+            }
+            return wait
+        }
     }
 
     private struct State {
@@ -75,11 +86,10 @@ public final class Quotas: Sendable {
         let limit = project.settings.downstreamPerMinute
         let wait = state.withLock { state -> Int64 in
             sweep(&state, now: now)
-            var window = state.downstream[project.id] ?? Self.minuteWindow()
-            defer { state.downstream[project.id] = window }
-            var remote = state.remote[.downstream]?[project.id]
-            let wait = window.wait(toFit: count, limit: limit, besides: &remote, at: now)
-            if wait == 0, admit { window.add(count, at: now) }
+            // In place: a copy of the window (24 KB) would be made at every send.
+            let wait = state.downstream[project.id, default: Self.minuteWindow()].wait(
+                toFit: count, limit: limit, besides: &state.remote[.downstream, default: [:]][project.id], at: now)
+            if wait == 0, admit { state.downstream[project.id]?.add(count, at: now) }
             return wait
         }
         guard wait > 0 else { return nil }
@@ -105,12 +115,11 @@ public final class Quotas: Sendable {
         let limit = project.settings.topicOpsPerSecond
         let granted = state.withLock { state -> Int in
             sweep(&state, now: now)
-            var window = state.topicOperations[project.id] ?? Self.secondWindow()
-            defer { state.topicOperations[project.id] = window }
-            var remote = state.remote[.topicOperations]?[project.id]
-            let counted = window.count(at: now) + (remote?.count(at: now) ?? 0)
+            let counted =
+                state.topicOperations[project.id, default: Self.secondWindow()].count(at: now)
+                + (state.remote[.topicOperations]?[project.id]?.count(at: now) ?? 0)
             let granted = max(0, min(requested, limit - counted))
-            window.add(granted, at: now)
+            state.topicOperations[project.id]?.add(granted, at: now)
             return granted
         }
         if granted < requested {
@@ -137,16 +146,8 @@ public final class Quotas: Sendable {
         let settings = project.settings
         let wait = state.withLock { state -> Int64 in
             sweep(&state, now: now)
-            var windows = state.devices[token] ?? DeviceWindows()
-            defer { state.devices[token] = windows }
-            let wait = max(
-                windows.minute.wait(toFit: 1, limit: settings.devicePerMinute, at: now),
-                windows.hour.wait(toFit: 1, limit: settings.devicePerHour, at: now))
-            if wait == 0 {
-                windows.minute.add(1, at: now)
-                windows.hour.add(1, at: now)
-            }
-            return wait
+            return state.devices[token, default: DeviceWindows()].admit(
+                perMinute: settings.devicePerMinute, perHour: settings.devicePerHour, at: now)
         }
         if wait > 0 { throw deviceMessageRateExceeded(project, waitMilliseconds: wait) }
     }
