@@ -39,7 +39,22 @@ public final class Quotas: Sendable {
         var remote: [Shared: [String: SlidingWindow]] = [:]
         var devices: [String: DeviceWindows] = [:]
         var collapsible: [String: (bucket: TokenBucket, capacity: Int, refill: Int64)] = [:]
+        /// Sends of each project that the early check let through (`passOnDownstream`) and
+        /// whose answers have not ended: each is counted by the route, or given back, before
+        /// its answer ends. Kept exact by `endPassedOn`, never swept.
+        var passedOn: [String: Int] = [:]
         var lastSweep = Timestamp(milliseconds: 0)
+    }
+
+    /// What a downstream check does with a send that fits.
+    private enum Fitting {
+        /// Counts it (the route).
+        case admit
+        /// Counts nothing.
+        case check
+        /// Counts it as passed on to the route, and makes room for the sends already passed
+        /// on (the early check).
+        case passOn
     }
 
     private let state = Mutex(State())
@@ -58,7 +73,7 @@ public final class Quotas: Sendable {
     /// Counts `count` downstream messages against the project's quota (SEMANTICS T1), or
     /// throws `QUOTA_EXCEEDED` with the wait until they fit, counting nothing.
     public func admitDownstream(_ project: Project, count: Int = 1, now: Timestamp) throws(HeraldError) {
-        if let refusal = downstream(project, count: count, now: now, admit: true) { throw refusal }
+        if let refusal = downstream(project, count: count, now: now, fitting: .admit) { throw refusal }
     }
 
     /// Whether the project's downstream sends were refused in the last second, or room for
@@ -79,17 +94,51 @@ public final class Quotas: Sendable {
     /// The `QUOTA_EXCEEDED` error one more downstream message of the project would get now,
     /// counting nothing either way; nil when it fits.
     public func downstreamRefusal(_ project: Project, now: Timestamp) -> HeraldError? {
-        downstream(project, count: 1, now: now, admit: false)
+        downstream(project, count: 1, now: now, fitting: .check)
     }
 
-    private func downstream(_ project: Project, count: Int, now: Timestamp, admit: Bool) -> HeraldError? {
+    /// For the check that answers early: the `QUOTA_EXCEEDED` error one more downstream
+    /// send of the project would get now if the sends it already let through and whose
+    /// answers have not ended were counted too; nil when it fits, and it is then one of
+    /// those, until `endPassedOn` is called for it once its answer ends. Sends of a project
+    /// at its quota that arrive together then do not all find the same room and go on to
+    /// be refused by the route, at many times the cost of an early answer. A send counted
+    /// by the route stays one of them until its answer ends, so room is asked for it twice
+    /// meanwhile: the early check errs towards the route, never past the quota.
+    public func passOnDownstream(_ project: Project, now: Timestamp) -> HeraldError? {
+        downstream(project, count: 1, now: now, fitting: .passOn)
+    }
+
+    /// The answer to a send that `passOnDownstream` let through has ended (or its
+    /// connection closed before it).
+    public func endPassedOn(projectID: String) {
+        state.withLock { state in
+            guard let passed = state.passedOn[projectID] else { return }
+            state.passedOn[projectID] = passed > 1 ? passed - 1 : nil
+        }
+    }
+
+    private func downstream(_ project: Project, count: Int, now: Timestamp, fitting: Fitting) -> HeraldError? {
         let limit = project.settings.downstreamPerMinute
         let wait = state.withLock { state -> Int64 in
             sweep(&state, now: now)
+            let passed = fitting == .passOn ? state.passedOn[project.id, default: 0] : 0
+            // More than the limit never fits: then the send fits only if sends passed on are
+            // given back, and is refused for the shortest wait.
+            let needed = count + passed
+            let most = max(count, limit)
             // In place: a copy of the window (24 KB) would be made at every send.
-            let wait = state.downstream[project.id, default: Self.minuteWindow()].wait(
-                toFit: count, limit: limit, besides: &state.remote[.downstream, default: [:]][project.id], at: now)
-            if wait == 0, admit { state.downstream[project.id]?.add(count, at: now) }
+            var wait = state.downstream[project.id, default: Self.minuteWindow()].wait(
+                toFit: min(needed, most), limit: limit,
+                besides: &state.remote[.downstream, default: [:]][project.id], at: now)
+            if wait == 0, needed > most { wait = 1 }
+            if wait == 0 {
+                switch fitting {
+                case .admit: state.downstream[project.id]?.add(count, at: now)
+                case .passOn: state.passedOn[project.id] = passed + count
+                case .check: break
+                }
+            }
             return wait
         }
         guard wait > 0 else { return nil }

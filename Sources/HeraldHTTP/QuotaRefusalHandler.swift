@@ -11,7 +11,10 @@ public import NIOHTTPTypes
 /// was refused lately, with credentials that need no signature check, and no earlier
 /// request of the connection still being answered (the answers must keep their order).
 /// The answer is the route's own 429, sent when the request's body is in, so that the
-/// connection stays usable. Everything else passes through unchanged, to the router.
+/// connection stays usable. Everything else passes through unchanged, to the router; a send
+/// of such a project that fits is passed on as one of the project's sends on their way to
+/// the route (`Quotas.passOnDownstream`) until its answer ends, so that the room one send
+/// fits in is not found by every send that arrives with it.
 public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPRequestPart
     public typealias InboundOut = HTTPRequestPart
@@ -23,6 +26,9 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     private var refusal: HeraldError?
     /// Requests passed on whose answer has not ended.
     private var passedOn = 0
+    /// The project of the oldest request passed on, when the quota counts it as on its way
+    /// to the route until its answer ends (only a request with none before it is checked).
+    private var onItsWay: String?
     /// The last refusal answered and its rendered body and header fields: a project
     /// refused again gets the same answer until its wait or the second changes.
     private var rendered: (error: HeraldError, second: Int64, body: ByteBuffer, fields: HTTPFields)?
@@ -52,11 +58,31 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) { passedOn -= 1 }
+        if case .end = unwrapOutboundIn(data) {
+            passedOn -= 1
+            endOnItsWay()
+        }
         context.write(data, promise: promise)
     }
 
-    /// The quota error of a send the router would refuse with it, when that is known now.
+    public func channelInactive(context: ChannelHandlerContext) {
+        endOnItsWay()
+        context.fireChannelInactive()
+    }
+
+    public func handlerRemoved(context: ChannelHandlerContext) {
+        endOnItsWay()
+    }
+
+    /// The request on its way to the route was answered, or will never be.
+    private func endOnItsWay() {
+        guard let project = onItsWay else { return }
+        onItsWay = nil
+        environment.quotas.endPassedOn(projectID: project)
+    }
+
+    /// The quota error of a send the router would refuse with it, when that is known now;
+    /// a send checked that fits is marked as on its way to the route.
     private func refusal(of head: HTTPRequest) -> HeraldError? {
         guard head.method == .post, let projectName = Self.sendProject(head.path),
             head.headerFields[.expect] == nil,
@@ -68,7 +94,9 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
             let project = environment.authenticator.authorizeWithoutWaiting(
                 authorization: head.headerFields[.authorization], projectName: projectName)
         else { return nil }
-        return environment.quotas.downstreamRefusal(project, now: now)
+        if let refusal = environment.quotas.passOnDownstream(project, now: now) { return refusal }
+        onItsWay = project.id
+        return nil
     }
 
     /// The send API's path around its project: `/v1/projects/` and `/messages:send`.

@@ -323,6 +323,37 @@ import Testing
         #expect(!quotas.isRefusingDownstream(projectID: "shared", now: room.adding(milliseconds: 1_000)))
     }
 
+    /// The early check lets a send through only with room for it beside the sends it let
+    /// through before whose answers have not ended (`QuotaRefusalHandler` ends them).
+    @Test func T1_sendsLetThroughEarlyHoldTheirRoomUntilTheirAnswersEnd() throws {
+        let quotas = Quotas()
+        let project = project { $0.downstreamPerMinute = 3 }
+        let now = Timestamp(milliseconds: 1_000_000)
+        try quotas.admitDownstream(project, now: now)
+        #expect(quotas.passOnDownstream(project, now: now) == nil)
+        #expect(quotas.passOnDownstream(project, now: now) == nil)
+        #expect(quotas.passOnDownstream(project, now: now) != nil)
+        // The route counts one of them; until its answer ends it holds room twice, so the
+        // early check errs towards the route.
+        try quotas.admitDownstream(project, now: now)
+        quotas.endPassedOn(projectID: "shared")
+        #expect(quotas.passOnDownstream(project, now: now) != nil)
+        // The other was given back (a 429 or a server error): its room is free again.
+        quotas.endPassedOn(projectID: "shared")
+        #expect(quotas.passOnDownstream(project, now: now) == nil)
+        // More sends on their way than the limit: room for one alone is not enough.
+        let small = self.project { $0.downstreamPerMinute = 1 }
+        let other = Quotas()
+        #expect(other.passOnDownstream(small, now: now) == nil)
+        let refusal = other.passOnDownstream(small, now: now)
+        #expect(refusal?.retryAfterSeconds == 1)
+        other.endPassedOn(projectID: "shared")
+        other.endPassedOn(projectID: "shared")
+        #expect(other.passOnDownstream(small, now: now) == nil)
+        // Nothing was counted by passing on.
+        #expect(other.downstreamRefusal(small, now: now) == nil)
+    }
+
     @Test func T2_otherNodesTopicChangesShareTheSecond() {
         let quotas = Quotas()
         let project = project { $0.topicOpsPerSecond = 5 }

@@ -101,6 +101,47 @@ import Testing
         }
     }
 
+    /// The project of `withQuotaOfOne` sent its one message and was refused just before
+    /// the message left its window.
+    func refusedJustBeforeRoomComesBack(_ server: TestServer, _ project: Project) throws {
+        let quotas = server.node.environment.quotas
+        try quotas.admitDownstream(project, now: server.clock.now())
+        server.clock.advance(milliseconds: 59_500)
+        #expect(throws: HeraldError.self) { try quotas.admitDownstream(project, now: server.clock.now()) }
+        // Room for one is back within two 10 ms buckets of a minute; the project stays
+        // marked for a second after its refusal.
+        server.clock.advance(milliseconds: 600)
+        #expect(quotas.downstreamRefusal(project, now: server.clock.now()) == nil)
+        #expect(quotas.isRefusingDownstream(projectID: project.id, now: server.clock.now()))
+    }
+
+    func isAnswered429(_ outcome: (passed: [HTTPRequestPart], answered: [HTTPResponsePart])) -> Bool {
+        guard outcome.passed.isEmpty, outcome.answered.count == 3, case .head(let response) = outcome.answered[0]
+        else { return false }
+        return response.status.code == 429
+    }
+
+    @Test func T1_sendsArrivingTogetherFindTheRoomForOneOnce() async throws {
+        try await withQuotaOfOne { server, project, token in
+            let environment = server.node.environment
+            try refusedJustBeforeRoomComesBack(server, project)
+            let first = EmbeddedChannel(handler: QuotaRefusalHandler(environment: environment))
+            let second = EmbeddedChannel(handler: QuotaRefusalHandler(environment: environment))
+            // The first send takes the room on its way to the route; the second, on another
+            // connection before the first is answered, is answered at once.
+            #expect(try request(first, head(server, token: token)).passed.count == 3)
+            #expect(isAnswered429(try request(second, head(server, token: token))))
+            // Once the first is answered (here the route gave its count back), the room is
+            // found again.
+            try answerFromTheRouter(first)
+            #expect(try request(second, head(server, token: token)).passed.count == 3)
+            // A connection that closes before its answer gives its place back too.
+            #expect(isAnswered429(try request(first, head(server, token: token))))
+            _ = try second.finish()
+            #expect(try request(first, head(server, token: token)).passed.count == 3)
+        }
+    }
+
     @Test func T1_whatCannotBeDecidedAtOnceGoesToTheRouter() async throws {
         try await withQuotaOfOne { server, project, token in
             let environment = server.node.environment
