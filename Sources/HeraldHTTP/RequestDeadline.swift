@@ -14,7 +14,13 @@ public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandle
 
     private let headTimeout: TimeAmount
     private let bodyTimeout: TimeAmount
-    private var deadline: Scheduled<Void>?
+    /// When the connection is closed unless what is awaited has arrived; nil while an
+    /// answer is being made.
+    private var deadline: NIODeadline?
+    /// The one timer, and when it fires. A deadline moved later does not move it: when it
+    /// fires early it sets itself again for the deadline of then, so a request costs two
+    /// readings of the clock rather than a timer set and cancelled twice.
+    private var timer: (task: Scheduled<Void>, fires: NIODeadline)?
 
     public init(headTimeout: TimeAmount, bodyTimeout: TimeAmount) {
         self.headTimeout = headTimeout
@@ -26,18 +32,15 @@ public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stop()
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head: arm(bodyTimeout, context: context)
         case .body: break
-        case .end:
-            // The request is in; the response may take as long as it takes.
-            deadline?.cancel()
-            deadline = nil
+        // The request is in; the response may take as long as it takes.
+        case .end: deadline = nil
         }
         context.fireChannelRead(data)
     }
@@ -49,17 +52,38 @@ public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandle
     }
 
     public func channelInactive(context: ChannelHandlerContext) {
-        deadline?.cancel()
-        deadline = nil
+        stop()
         context.fireChannelInactive()
     }
 
     private func arm(_ timeout: TimeAmount, context: ChannelHandlerContext) {
-        deadline?.cancel()
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        deadline = context.eventLoop.scheduleTask(in: timeout) {
-            loopBound.value.close(promise: nil)
+        let deadline = context.eventLoop.now + timeout
+        self.deadline = deadline
+        if let timer, timer.fires <= deadline { return }
+        schedule(at: deadline, context: context)
+    }
+
+    private func schedule(at time: NIODeadline, context: ChannelHandlerContext) {
+        timer?.task.cancel()
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        timer = (context.eventLoop.scheduleTask(deadline: time) { loopBound.value.0.fired(loopBound.value.1) }, time)
+    }
+
+    private func fired(_ context: ChannelHandlerContext) {
+        timer = nil
+        guard let deadline else { return }
+        if deadline <= context.eventLoop.now {
+            self.deadline = nil
+            context.close(promise: nil)
+        } else {
+            schedule(at: deadline, context: context)
         }
+    }
+
+    private func stop() {
+        timer?.task.cancel()
+        timer = nil
+        deadline = nil
     }
 }
 
