@@ -31,10 +31,14 @@ public struct SlidingWindow: Sendable {
         return Int(counted(at: now).rounded(.up))
     }
 
-    /// Adds `amount` events at `now` (a negative amount takes back events added at `now`).
+    /// Adds `amount` events at `now`, in the bucket of `now` even when newer buckets have
+    /// begun since (nothing, once that bucket has left). A negative amount takes back
+    /// events added at `now`: a send refunded after its work, while other sends went on.
     public mutating func add(_ amount: Int, at now: Timestamp) {
         advance(to: now)
-        let slot = slot(newest)
+        let index = min(newest, now.milliseconds / bucketMilliseconds)
+        guard index >= newest - Int64(span) - 1 else { return }
+        let slot = slot(index)
         let applied = max(amount, -Int(buckets[slot]))
         buckets[slot] += Int32(applied)
         stored += applied

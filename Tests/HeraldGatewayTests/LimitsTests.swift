@@ -323,6 +323,23 @@ import Testing
         #expect(!quotas.isRefusingDownstream(projectID: "shared", now: room.adding(milliseconds: 1_000)))
     }
 
+    /// A send refunded after its work (a 429 or a server error) is taken back from the
+    /// bucket it was counted in, though other sends were counted in newer buckets since.
+    @Test func T1_aRefundTakesTheSendBackFromTheBucketItWasCountedIn() throws {
+        let quotas = Quotas()
+        let project = project { $0.downstreamPerMinute = 2 }
+        let start = Timestamp(milliseconds: 1_000_000)
+        try quotas.admitDownstream(project, now: start)
+        try quotas.admitDownstream(project, now: start.adding(milliseconds: 50))
+        quotas.refundDownstream(projectID: "shared", at: start)
+        #expect(
+            quotas.localCounts(.downstream, now: start.adding(milliseconds: 60)) == [
+                QuotaCount(projectID: "shared", bucket: 1_000_000, count: 1)
+            ])
+        // The first send's bucket has left a minute on; the second's still counts.
+        try admitsExactly(1, quotas, project, at: start.adding(milliseconds: 60_030))
+    }
+
     /// The early check lets a send through only with room for it beside the sends it let
     /// through before whose answers have not ended (`QuotaRefusalHandler` ends them).
     @Test func T1_sendsLetThroughEarlyHoldTheirRoomUntilTheirAnswersEnd() throws {
