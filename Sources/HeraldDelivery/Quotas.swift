@@ -78,7 +78,7 @@ public final class Quotas: Sendable {
 
     /// Whether the project's downstream sends were refused in the last second, or room for
     /// one has not come back since a refusal: one lookup, so that what answers early can ask
-    /// it of every send, and check the quota itself (`downstreamRefusal`) only for projects
+    /// it of every send, and check the quota itself (`passOnDownstream`) only for projects
     /// that may be past it. Room in a full window comes back a little at a time, as its
     /// oldest sends leave; the project stays marked meanwhile, so that its sends past the
     /// room are still answered early.

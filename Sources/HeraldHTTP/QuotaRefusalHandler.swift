@@ -40,7 +40,7 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            if passedOn == 0, let refusal = refusal(of: head) {
+            if passedOn == 0, let refusal = refusalOrPassingOn(head) {
                 self.refusal = refusal
                 return
             }
@@ -82,8 +82,8 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     }
 
     /// The quota error of a send the router would refuse with it, when that is known now;
-    /// a send checked that fits is marked as on its way to the route.
-    private func refusal(of head: HTTPRequest) -> HeraldError? {
+    /// otherwise nil, and a send checked that fits is marked as on its way to the route.
+    private func refusalOrPassingOn(_ head: HTTPRequest) -> HeraldError? {
         guard head.method == .post, let projectName = Self.sendProject(head.path),
             head.headerFields[.expect] == nil,
             head.headerFields[.connection]?.lowercased().contains("close") != true
