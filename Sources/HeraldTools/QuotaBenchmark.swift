@@ -136,43 +136,65 @@ public struct QuotaBenchmark: Sendable {
         /// requests and the neighbour's: CPU the machine's two cores lent the client.
         public var generatorCPUPerLoadRequestMicroseconds: Double
         public var generatorCPUPerNeighbourRequestMicroseconds: Double
+        /// The neighbour's latencies in each slice, in the order they were answered, with
+        /// whether the slice was the overload's: where in a slice the slow answers fall.
+        public var neighbourSlices: [(overloaded: Bool, latencyNanoseconds: [Int64])] = []
 
         /// How far the accepted rate is from the quota, in percent.
         public var deviationPercent: Double { (acceptedPerSecond / quotaPerSecond - 1) * 100 }
 
+        /// How much the neighbour's p99 beside the overload differs from its p99 beside the
+        /// project at its quota, in percent, with a 90% interval for that figure.
+        public var p99Change: SliceComparison.Change {
+            SliceComparison(
+                atQuota: neighbourSlices.filter { !$0.overloaded }.map(\.latencyNanoseconds),
+                overloaded: neighbourSlices.filter(\.overloaded).map(\.latencyNanoseconds)
+            ).p99Change()
+        }
+
         public var json: JSONValue {
-            .object([
-                (key: "quota_per_second", value: .number(quotaPerSecond)),
-                (key: "offered_per_second", value: .number(offeredPerSecond.rounded())),
-                (key: "accepted_per_second", value: .number((acceptedPerSecond * 10).rounded() / 10)),
-                (key: "deviation_percent", value: .number((deviationPercent * 100).rounded() / 100)),
-                (key: "refused", value: .number(Double(refused))),
-                (key: "refused_at_quota", value: .number(Double(refusedAtQuota))),
-                (key: "slices", value: .number(Double(slices))),
-                (key: "failures", value: .number(Double(failures))),
-                (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
-                (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
-                (key: "neighbour_p50_us_alone_after", value: .number(afterNeighbour.p50.rounded())),
-                (key: "neighbour_p99_us_alone_after", value: .number(afterNeighbour.p99.rounded())),
-                (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
-                (key: "neighbour_p99_us_at_quota", value: .number(atQuotaNeighbour.p99.rounded())),
-                (key: "neighbour_p50_us_loaded", value: .number(loadedNeighbour.p50.rounded())),
-                (key: "neighbour_p99_us_loaded", value: .number(loadedNeighbour.p99.rounded())),
-                (key: "cpu_per_acceptance_us", value: .number(cpuPerAcceptanceMicroseconds.rounded())),
-                (key: "cpu_per_refusal_us", value: .number(cpuPerRefusalMicroseconds.rounded())),
-                (
-                    key: "cpu_per_refusal_in_overload_us",
-                    value: .number(cpuPerRefusalInOverloadMicroseconds.rounded())
-                ),
-                (
-                    key: "generator_cpu_per_load_request_us",
-                    value: .number(generatorCPUPerLoadRequestMicroseconds.rounded())
-                ),
-                (
-                    key: "generator_cpu_per_neighbour_request_us",
-                    value: .number(generatorCPUPerNeighbourRequestMicroseconds.rounded())
-                ),
-            ])
+            .object(
+                [
+                    (key: "quota_per_second", value: .number(quotaPerSecond)),
+                    (key: "offered_per_second", value: .number(offeredPerSecond.rounded())),
+                    (key: "accepted_per_second", value: .number((acceptedPerSecond * 10).rounded() / 10)),
+                    (key: "deviation_percent", value: .number((deviationPercent * 100).rounded() / 100)),
+                    (key: "refused", value: .number(Double(refused))),
+                    (key: "refused_at_quota", value: .number(Double(refusedAtQuota))),
+                    (key: "slices", value: .number(Double(slices))),
+                    (key: "failures", value: .number(Double(failures))),
+                    (key: "neighbour_p50_us_alone", value: .number(baselineNeighbour.p50.rounded())),
+                    (key: "neighbour_p99_us_alone", value: .number(baselineNeighbour.p99.rounded())),
+                    (key: "neighbour_p50_us_alone_after", value: .number(afterNeighbour.p50.rounded())),
+                    (key: "neighbour_p99_us_alone_after", value: .number(afterNeighbour.p99.rounded())),
+                    (key: "neighbour_p50_us_at_quota", value: .number(atQuotaNeighbour.p50.rounded())),
+                    (key: "neighbour_p99_us_at_quota", value: .number(atQuotaNeighbour.p99.rounded())),
+                    (key: "neighbour_p50_us_loaded", value: .number(loadedNeighbour.p50.rounded())),
+                    (key: "neighbour_p99_us_loaded", value: .number(loadedNeighbour.p99.rounded())),
+                    (key: "cpu_per_acceptance_us", value: .number(cpuPerAcceptanceMicroseconds.rounded())),
+                    (key: "cpu_per_refusal_us", value: .number(cpuPerRefusalMicroseconds.rounded())),
+                    (
+                        key: "cpu_per_refusal_in_overload_us",
+                        value: .number(cpuPerRefusalInOverloadMicroseconds.rounded())
+                    ),
+                    (
+                        key: "generator_cpu_per_load_request_us",
+                        value: .number(generatorCPUPerLoadRequestMicroseconds.rounded())
+                    ),
+                    (
+                        key: "generator_cpu_per_neighbour_request_us",
+                        value: .number(generatorCPUPerNeighbourRequestMicroseconds.rounded())
+                    ),
+                ] + p99ChangeFields)
+        }
+
+        private var p99ChangeFields: [(key: String, value: JSONValue)] {
+            let change = p99Change
+            return [
+                (key: "neighbour_p99_change_percent", value: .number((change.percent * 10).rounded() / 10)),
+                (key: "neighbour_p99_change_low_percent", value: .number((change.low * 10).rounded() / 10)),
+                (key: "neighbour_p99_change_high_percent", value: .number((change.high * 10).rounded() / 10)),
+            ]
         }
     }
 
@@ -220,6 +242,7 @@ public struct QuotaBenchmark: Sendable {
         var atQuota = (load: Outcome(), neighbour: Outcome())
         // Server CPU seconds in each kind of slice.
         var cpu = (excess: 0.0, atQuota: 0.0)
+        var neighbourSlices: [(overloaded: Bool, latencyNanoseconds: [Int64])] = []
         for round in 0..<slices {
             for overloaded in round % 2 == 0 ? [true, false] : [false, true] {
                 let rate = overloaded ? offered : quotaPerSecond
@@ -227,6 +250,7 @@ public struct QuotaBenchmark: Sendable {
                 let (outcome, seconds) = try await Self.cpu(pid: pid) {
                     try await Self.beside(options.overloaded, rate: rate, seconds: slice, options: options)
                 }
+                neighbourSlices.append((overloaded, outcome.neighbour.latencyNanoseconds))
                 if overloaded {
                     excess = (excess.load.adding(outcome.load), excess.neighbour.adding(outcome.neighbour))
                     cpu.excess += seconds
@@ -239,7 +263,7 @@ public struct QuotaBenchmark: Sendable {
 
         progress("the neighbour alone again for \(phase) s")
         let after = try await options.neighbour(options.neighbourRate, phase)
-        return Report(
+        var report = Report(
             quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
             acceptedPerSecond: Double(excess.load.accepted) / options.seconds, refused: excess.load.refused,
             refusedAtQuota: atQuota.load.refused, slices: slices,
@@ -257,6 +281,8 @@ public struct QuotaBenchmark: Sendable {
                 / Double(max(1, excess.load.refused - atQuota.load.refused)) * 1e6,
             generatorCPUPerLoadRequestMicroseconds: excess.load.cpuPerRequestMicroseconds,
             generatorCPUPerNeighbourRequestMicroseconds: excess.neighbour.cpuPerRequestMicroseconds)
+        report.neighbourSlices = neighbourSlices
+        return report
     }
 
     /// The downstream quota's window (SEMANTICS T1, `Quotas.windowMilliseconds(.downstream)`),

@@ -105,6 +105,8 @@ struct BenchCommand: AsyncParsableCommand {
         var baselineSeconds = 30.0
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
         var serverPID: Int32
+        @Option(help: "Write the neighbour's latencies of each slice to this file, a JSON object a line.")
+        var samples: String?
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
@@ -121,6 +123,7 @@ struct BenchCommand: AsyncParsableCommand {
                     baselineSeconds: baselineSeconds,
                     serverPID: serverPID))
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
+            if let samples { try writeSamples(report, to: samples) }
             print(
                 "quota/s   offered/s   accepted/s   deviation %   refused   refused at quota   "
                     + "CPU µs per acceptance   per refusal   per refusal in the overload")
@@ -138,11 +141,27 @@ struct BenchCommand: AsyncParsableCommand {
                     + "its quota p50 \(Int(report.atQuotaNeighbour.p50)) p99 \(Int(report.atQuotaNeighbour.p99)), "
                     + "beside it at \(factor)x its quota p50 \(Int(report.loadedNeighbour.p50)) p99 "
                     + "\(Int(report.loadedNeighbour.p99))")
+            let change = report.p99Change
+            print(
+                "neighbour p99 beside the overload against beside the project at its quota: "
+                    + String(
+                        format: "%+.1f%% (90%% interval %+.1f%% to %+.1f%%, ", change.percent, change.low, change.high)
+                    + "resampling the slices)")
             print(
                 "load generator CPU µs per request: the overloaded project's "
                     + "\(Int(report.generatorCPUPerLoadRequestMicroseconds)), the neighbour's "
                     + "\(Int(report.generatorCPUPerNeighbourRequestMicroseconds))")
             if report.failures > 0 { print("answers other than 200 and 429: \(report.failures)") }
+        }
+
+        private func writeSamples(_ report: QuotaBenchmark.Report, to path: String) throws {
+            let lines = report.neighbourSlices.map { slice in
+                JSONValue.object([
+                    (key: "overloaded", value: .bool(slice.overloaded)),
+                    (key: "latency_ns", value: .array(slice.latencyNanoseconds.map { .number(Double($0)) })),
+                ]).rendered
+            }
+            try Data((lines.joined(separator: "\n") + "\n").utf8).write(to: URL(fileURLWithPath: path))
         }
     }
 

@@ -181,6 +181,38 @@ import Testing
         #expect(report.baselineNeighbour.p50 == 1 && report.afterNeighbour.p50 == 7)
         #expect(report.loadedNeighbour.p50 == 3 && report.loadedNeighbour.p99 == 6)
         #expect(report.atQuotaNeighbour.p50 == 4 && report.atQuotaNeighbour.p99 == 5)
+        // Each slice's latencies are kept apart, in the order the slices ran.
+        #expect(report.neighbourSlices.map(\.overloaded) == [true, false, false, true])
+        #expect(report.neighbourSlices.map(\.latencyNanoseconds) == [[3000], [4000], [5000], [6000]])
+        #expect(abs(report.p99Change.percent - 20) < 1e-9)
+    }
+
+    /// The quota benchmark's p99 change comes with an interval from resampling whole
+    /// slices: narrow when the slices agree, wide when they scatter, the same for the same
+    /// samples, and around no change when the two kinds of slice are alike.
+    @Test func T1_theQuotaBenchmarksP99ChangeHasAnIntervalFromItsSlices() {
+        // Slice i of either kind: 100 latencies of 1…100 µs, scaled.
+        func slice(_ scale: Double) -> [Int64] { (1...100).map { Int64(Double($0 * 1000) * scale) } }
+        let steady = SliceComparison(
+            atQuota: (0..<12).map { _ in slice(1) }, overloaded: (0..<12).map { _ in slice(1.2) })
+        let change = steady.p99Change()
+        #expect(abs(change.percent - 20) < 0.5)
+        #expect(abs(change.low - 20) < 0.5 && abs(change.high - 20) < 0.5)
+        // Slices that scatter by ±30% give a wide interval around the same middle.
+        let scattered = SliceComparison(
+            atQuota: (0..<12).map { slice(1 + 0.3 * sin(Double($0))) },
+            overloaded: (0..<12).map { slice(1.2 + 0.36 * cos(Double($0))) })
+        let wide = scattered.p99Change()
+        #expect(wide.low < wide.percent && wide.percent < wide.high)
+        #expect(wide.high - wide.low > 10)
+        #expect(scattered.p99Change() == wide)
+        // Alike kinds: the interval holds no change.
+        let alike = SliceComparison(
+            atQuota: (0..<12).map { slice(1 + 0.3 * sin(Double($0))) },
+            overloaded: (0..<12).map { slice(1 + 0.3 * sin(Double($0) + 0.5)) })
+        let none = alike.p99Change()
+        #expect(none.low < 0 && none.high > 0)
+        #expect(SliceComparison(atQuota: [], overloaded: [slice(1)]).p99Change().percent == 0)
     }
 
     @Test func T2_topicChangesPastTheRateAreRefusedPerAPIGeneration() async throws {
