@@ -2,7 +2,7 @@
 /// at a percentile. The slices of one run differ among themselves by more than the
 /// conditions may (the machine's other work comes and goes), so one run's figure alone
 /// does not say whether a difference is real: resampling whole slices (a bootstrap) gives
-/// an interval that a repeat of the run would likely land in.
+/// an interval for it as wide as the slices' scatter makes it.
 public struct SliceComparison: Sendable {
     /// Each slice's latencies, in nanoseconds.
     public var atQuota: [[Int64]]
