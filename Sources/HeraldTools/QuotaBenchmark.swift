@@ -119,13 +119,6 @@ public struct QuotaBenchmark: Sendable {
         public var baselineNeighbour: LatencySummary
         /// The neighbour alone again after the load: how far the machine drifted meanwhile.
         public var afterNeighbour: LatencySummary
-        /// The neighbour beside the overloaded project while it sent at exactly its quota,
-        /// in the slices between the overload's: the same accepted load without the excess,
-        /// measured in turn with it, so that the machine's drift does not pass for the
-        /// overload's effect.
-        public var atQuotaNeighbour: LatencySummary
-        /// The neighbour beside the overload, over all its slices.
-        public var loadedNeighbour: LatencySummary
         public var cpuPerAcceptanceMicroseconds: Double
         public var cpuPerRefusalMicroseconds: Double
         /// The server CPU the overload's slices took beyond the at-quota slices', per refusal
@@ -138,18 +131,28 @@ public struct QuotaBenchmark: Sendable {
         public var generatorCPUPerNeighbourRequestMicroseconds: Double
         /// The neighbour's latencies in each slice, in the order they were answered, with
         /// whether the slice was the overload's: where in a slice the slow answers fall.
-        public var neighbourSlices: [(overloaded: Bool, latencyNanoseconds: [Int64])] = []
+        public var neighbourSlices: [(overloaded: Bool, latencyNanoseconds: [Int64])]
 
         /// How far the accepted rate is from the quota, in percent.
         public var deviationPercent: Double { (acceptedPerSecond / quotaPerSecond - 1) * 100 }
 
+        /// The neighbour beside the overloaded project while it sent at exactly its quota,
+        /// in the slices between the overload's: the same accepted load without the excess,
+        /// measured in turn with it, so that the machine's drift does not pass for the
+        /// overload's effect.
+        public var atQuotaNeighbour: LatencySummary { neighbour(overloaded: false).summary }
+        /// The neighbour beside the overload, over all its slices.
+        public var loadedNeighbour: LatencySummary { neighbour(overloaded: true).summary }
+
         /// How much the neighbour's p99 beside the overload differs from its p99 beside the
         /// project at its quota, in percent, with a 90% interval for that figure.
         public var p99Change: SliceComparison.Change {
-            SliceComparison(
-                atQuota: neighbourSlices.filter { !$0.overloaded }.map(\.latencyNanoseconds),
-                overloaded: neighbourSlices.filter(\.overloaded).map(\.latencyNanoseconds)
-            ).p99Change()
+            SliceComparison(atQuota: neighbour(overloaded: false), overloaded: neighbour(overloaded: true)).p99Change()
+        }
+
+        /// The neighbour's latencies of one kind of slice, slice by slice.
+        private func neighbour(overloaded: Bool) -> [[Int64]] {
+            neighbourSlices.filter { $0.overloaded == overloaded }.map(\.latencyNanoseconds)
         }
 
         public var json: JSONValue {
@@ -263,7 +266,7 @@ public struct QuotaBenchmark: Sendable {
 
         progress("the neighbour alone again for \(phase) s")
         let after = try await options.neighbour(options.neighbourRate, phase)
-        var report = Report(
+        return Report(
             quotaPerSecond: quotaPerSecond, offeredPerSecond: offered,
             acceptedPerSecond: Double(excess.load.accepted) / options.seconds, refused: excess.load.refused,
             refusedAtQuota: atQuota.load.refused, slices: slices,
@@ -274,15 +277,12 @@ public struct QuotaBenchmark: Sendable {
             .map(\.other).reduce(0, +),
             baselineNeighbour: LatencySummary(nanoseconds: alone.value.latencyNanoseconds),
             afterNeighbour: LatencySummary(nanoseconds: after.latencyNanoseconds),
-            atQuotaNeighbour: LatencySummary(nanoseconds: atQuota.neighbour.latencyNanoseconds),
-            loadedNeighbour: LatencySummary(nanoseconds: excess.neighbour.latencyNanoseconds),
             cpuPerAcceptanceMicroseconds: perAcceptance * 1e6, cpuPerRefusalMicroseconds: perRefusal * 1e6,
             cpuPerRefusalInOverloadMicroseconds: max(0, cpu.excess - cpu.atQuota)
                 / Double(max(1, excess.load.refused - atQuota.load.refused)) * 1e6,
             generatorCPUPerLoadRequestMicroseconds: excess.load.cpuPerRequestMicroseconds,
-            generatorCPUPerNeighbourRequestMicroseconds: excess.neighbour.cpuPerRequestMicroseconds)
-        report.neighbourSlices = neighbourSlices
-        return report
+            generatorCPUPerNeighbourRequestMicroseconds: excess.neighbour.cpuPerRequestMicroseconds,
+            neighbourSlices: neighbourSlices)
     }
 
     /// The downstream quota's window (SEMANTICS T1, `Quotas.windowMilliseconds(.downstream)`),

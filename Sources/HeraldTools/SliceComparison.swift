@@ -26,8 +26,8 @@ public struct SliceComparison: Sendable {
     public func p99Change(rounds: Int = 400) -> Change {
         precondition(rounds >= 20, "too few rounds for a 90% interval")
         func change(_ quota: [[Int64]], _ loaded: [[Int64]]) -> Double {
-            let base = LatencySummary(nanoseconds: quota.flatMap { $0 }).p99
-            return base > 0 ? (LatencySummary(nanoseconds: loaded.flatMap { $0 }).p99 / base - 1) * 100 : 0
+            let base = quota.summary.p99
+            return base > 0 ? (loaded.summary.p99 / base - 1) * 100 : 0
         }
         guard !atQuota.isEmpty, !overloaded.isEmpty else { return Change(percent: 0, low: 0, high: 0) }
         var random = SplitMix64(seed: 1)
@@ -39,6 +39,11 @@ public struct SliceComparison: Sendable {
             percent: change(atQuota, overloaded), low: changes[rounds / 20],
             high: changes[rounds - 1 - rounds / 20])
     }
+}
+
+extension [[Int64]] {
+    /// The percentiles of every slice's latencies pooled.
+    var summary: LatencySummary { LatencySummary(nanoseconds: flatMap { $0 }) }
 }
 
 /// A small seeded generator (SplitMix64): the same seed gives the same numbers on every run.

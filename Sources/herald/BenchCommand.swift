@@ -122,8 +122,13 @@ struct BenchCommand: AsyncParsableCommand {
                     neighbourRate: neighbourRate, seconds: seconds, sliceSeconds: sliceSeconds,
                     baselineSeconds: baselineSeconds,
                     serverPID: serverPID))
-            guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
-            if let samples { try writeSamples(report, to: samples) }
+            // The samples are written with or without `--json`.
+            let run = { @Sendable (progress: @escaping @Sendable (String) -> Void) in
+                let report = try await benchmark.run(progress: progress)
+                if let samples { try Self.writeSamples(report, to: samples) }
+                return report
+            }
+            guard let report = try await BenchOutput.run(json: json, run) else { return }
             print(
                 "quota/s   offered/s   accepted/s   deviation %   refused   refused at quota   "
                     + "CPU µs per acceptance   per refusal   per refusal in the overload")
@@ -154,7 +159,7 @@ struct BenchCommand: AsyncParsableCommand {
             if report.failures > 0 { print("answers other than 200 and 429: \(report.failures)") }
         }
 
-        private func writeSamples(_ report: QuotaBenchmark.Report, to path: String) throws {
+        private static func writeSamples(_ report: QuotaBenchmark.Report, to path: String) throws {
             let lines = report.neighbourSlices.map { slice in
                 JSONValue.object([
                     (key: "overloaded", value: .bool(slice.overloaded)),
