@@ -113,7 +113,7 @@ public final class Dispatcher: Sendable {
                 messageID: id, projectID: project.id, audience: audience, body: record.body, createdAt: now,
                 expiresAt: record.expiresAt)
             try await store.createFanout(record, job: job, stats: [accepted])
-            await fanouts?.submit(job)
+            fanouts?.submit(job)
             return id
         }
         let plan: DeliveryPlanner.Plan

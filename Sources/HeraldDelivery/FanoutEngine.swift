@@ -41,7 +41,15 @@ public actor FanoutEngine {
     private var projectTurns: Deque<String> = []
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
-    private let waitingCounts: Mutex<[String: Int]> = Mutex([:])
+    /// Jobs submitted and not yet taken in by the engine, and how many jobs of each project
+    /// wait (submitted, or in its wait list): `submit` and `hasRoom` need no turn on the
+    /// actor, so a send hands its job over without hopping to the engine and back.
+    private let intake = Mutex(Intake())
+
+    private struct Intake {
+        var submitted: [FanoutJob] = []
+        var waiting: [String: Int] = [:]
+    }
 
     /// A page waits for acknowledgements while they keep coming (a gap of 10 ms ends the
     /// wait), at most a quarter of a second: devices on a fast network answer within it,
@@ -71,13 +79,30 @@ public actor FanoutEngine {
 
     /// Whether a project may submit another fanout: its wait list is not full.
     public nonisolated func hasRoom(for project: Project) -> Bool {
-        waitingCounts.withLock { $0[project.id, default: 0] } < max(1, project.settings.maxFanouts) * Self.waitingFactor
+        let waiting = intake.withLock { $0.waiting[project.id, default: 0] }
+        return waiting < max(1, project.settings.maxFanouts) * Self.waitingFactor
     }
 
-    /// Takes a job that was stored with `HeraldStore.createFanout`.
-    public func submit(_ job: FanoutJob) {
-        enqueue(job)
+    /// Takes a job that was stored with `HeraldStore.createFanout`; the engine takes it in
+    /// at its next step.
+    public nonisolated func submit(_ job: FanoutJob) {
+        intake.withLock { intake in
+            intake.submitted.append(job)
+            intake.waiting[job.projectID, default: 0] += 1
+        }
         signal.yield()
+    }
+
+    /// Queues the jobs submitted since the last call, in the order they came.
+    private func takeSubmitted() {
+        let submitted = intake.withLock { intake -> [FanoutJob] in
+            defer { intake.submitted = [] }
+            return intake.submitted
+        }
+        for job in submitted {
+            enqueue(job)
+            intake.withLock { $0.waiting[job.projectID, default: 1] -= 1 }
+        }
     }
 
     /// Loads the unfinished jobs from the store, then expands pages until cancelled.
@@ -93,6 +118,7 @@ public actor FanoutEngine {
 
     /// Loads unfinished jobs from the store (after a restart).
     public func resume() async throws {
+        takeSubmitted()
         for job in try await store.unfinishedFanouts()
         where running[job.projectID]?.contains(where: { $0.messageID == job.messageID }) != true {
             enqueue(job)
@@ -102,6 +128,7 @@ public actor FanoutEngine {
     /// Expands one page of the job whose turn it is; answers its message id, nil when no job runs.
     @discardableResult
     public func step() async throws -> String? {
+        takeSubmitted()
         guard let projectID = projectTurns.popFirst(), var jobs = running[projectID], let job = jobs.popFirst() else {
             return nil
         }
@@ -137,7 +164,8 @@ public actor FanoutEngine {
 
     /// Jobs running or waiting, per project.
     public func jobCount(projectID: String) -> (running: Int, waiting: Int) {
-        (running[projectID]?.count ?? 0, waiting[projectID]?.count ?? 0)
+        takeSubmitted()
+        return (running[projectID]?.count ?? 0, waiting[projectID]?.count ?? 0)
     }
 
     private func enqueue(_ job: FanoutJob) {
@@ -150,7 +178,7 @@ public actor FanoutEngine {
             if wasIdle { projectTurns.append(job.projectID) }
         } else {
             waiting[job.projectID, default: []].append(job)
-            waitingCounts.withLock { $0[job.projectID, default: 0] += 1 }
+            intake.withLock { $0.waiting[job.projectID, default: 0] += 1 }
         }
     }
 
@@ -158,7 +186,7 @@ public actor FanoutEngine {
         let limit = max(1, projects(projectID)?.settings.maxFanouts ?? 1000)
         while jobs.count < limit, let next = waiting[projectID]?.popFirst() {
             jobs.append(next)
-            waitingCounts.withLock { $0[projectID, default: 1] -= 1 }
+            intake.withLock { $0.waiting[projectID, default: 1] -= 1 }
         }
     }
 

@@ -19,12 +19,16 @@ public struct HTTPEnvironment: Sendable {
     public var logger: Logger
     /// Renders the Prometheus text exposition for `GET /metrics`.
     public var renderMetrics: @Sendable () -> String
+    /// The lanes in which the server's tasks wait for a thread (`RequestLanes`), when
+    /// it runs them there: an overloaded project's accepted sends wait behind others' work.
+    public var lanes: RequestLanes?
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
         quotas: Quotas, sends: ConcurrencyGate, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
-        renderMetrics: @escaping @Sendable () -> String
+        renderMetrics: @escaping @Sendable () -> String, lanes: RequestLanes? = nil
     ) {
+        self.lanes = lanes
         self.quotas = quotas
         self.sends = sends
         self.store = store

@@ -22,10 +22,18 @@ struct SendRoutes {
             let admittedAt = environment.clock.now()
             try environment.quotas.admitDownstream(project, now: admittedAt)
             do {
-                let body = try await request.collectBody()
-                let send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)
-                let id = try await environment.dispatcher.send(send, project: project)
-                return Response.json(.stringObject([("name", "projects/\(project.id)/messages/\(id)")]))
+                let accept = { () async throws -> Response in
+                    let body = try await request.collectBody()
+                    let send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)
+                    let id = try await environment.dispatcher.send(send, project: project)
+                    return Response.json(.stringObject([("name", "projects/\(project.id)/messages/\(id)")]))
+                }
+                // An overloaded project's accepted sends wait behind other projects' work.
+                guard let lanes = environment.lanes,
+                    environment.quotas.isRefusingDownstream(projectID: project.id, now: admittedAt)
+                else { return try await accept() }
+                environment.metrics.increment("herald_sends_deferred_total", [("project", project.id)])
+                return try await withTaskExecutorPreference(lanes.after) { try await accept() }
             } catch let error as HeraldError where error.canonicalStatus.httpStatus < 429 {
                 throw error
             } catch {

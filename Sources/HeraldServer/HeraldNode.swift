@@ -68,7 +68,8 @@ public struct HeraldNode: Sendable {
                 acknowledgementWait: configuration.acknowledgementWait, logger: logger),
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
-            renderMetrics: { metricsRegistry.emitToString() })
+            renderMetrics: { metricsRegistry.emitToString() },
+            lanes: .shared)
     }
 
     /// Opens the configured store: PostgreSQL when `storeURL` names one, otherwise the
@@ -113,8 +114,11 @@ public struct HeraldNode: Sendable {
         async throws
     {
         let ready = ReadyLatch(onRunning)
+        let application = makeApplication { port in await ready.http(port) }
+        let http: any Service =
+            if let lanes = environment.lanes { LaneService(application, lane: lanes.first) } else { application }
         var services: [any Service] = [
-            makeApplication { port in await ready.http(port) },
+            http,
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             CredentialRefresher(directory: directory, store: store, logger: logger),
             FanoutService(engine: fanouts),
@@ -200,6 +204,25 @@ struct GatewayService: Service {
         } catch is CancellationError {
             // Shutting down: the listeners and connections are closed.
         }
+    }
+}
+
+/// Runs a service's tasks in a lane of `RequestLanes`: the HTTP server's in the first
+/// lane, so that an overloaded project's accepted sends, moved to the later lane, wait
+/// behind other projects' requests. Only the HTTP server runs there: a task with a
+/// preferred executor hops to and from every actor through that executor's queue, where
+/// the other services' tasks would switch on the thread they run on.
+struct LaneService<Inner: Service>: Service {
+    let inner: Inner
+    let lane: LaneExecutor
+
+    init(_ inner: Inner, lane: LaneExecutor) {
+        self.inner = inner
+        self.lane = lane
+    }
+
+    func run() async throws {
+        try await withTaskExecutorPreference(lane) { try await inner.run() }
     }
 }
 

@@ -233,6 +233,22 @@ import Testing
         #expect(engine.hasRoom(for: world.project))
     }
 
+    @Test func T3_jobsSubmittedBeforeTheEngineTakesThemInCountAsWaiting() async throws {
+        let world = try await Self.world(InMemoryStore()) { $0.maxFanouts = 1 }
+        let tokens = try await world.subscribers(3, topics: ["t"])
+        let engine = world.engine(pageSize: 100)
+        // Submitting takes no turn on the engine: ten jobs handed over and not yet taken
+        // in fill the wait list, so an eleventh send is refused before the engine runs.
+        for n in 0..<10 { engine.submit(try await world.job("m\(n)", .topic("t"))) }
+        #expect(!engine.hasRoom(for: world.project))
+        // Taken in, one of them runs and nine wait.
+        #expect(await engine.jobCount(projectID: world.project.id) == (1, 9))
+        #expect(engine.hasRoom(for: world.project))
+        while try await engine.step() != nil {}
+        #expect(await engine.jobCount(projectID: world.project.id) == (0, 0))
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 10, count: 3))
+    }
+
     @Test func T3_conditionsMatchEachAppInstanceOnceAndNegationsReachTheUnsubscribed() async throws {
         let world = try await Self.world(InMemoryStore())
         let both = try await world.subscribers(2, topics: ["a", "b"])
@@ -356,13 +372,13 @@ import Testing
         let offline = world.engine(pageSize: 10)
         var older = try await world.job("m0", .topic("news"))
         older.body = body
-        await offline.submit(older)
+        offline.submit(older)
         while try await offline.step() != nil {}
         #expect(try await world.entriesPerToken(tokens) == [1, 1, 1])
         let engine = world.engine(pageSize: 10, registry: sessions.registry)
         var job = try await world.job("m1", .topic("news"))
         job.body = body
-        await engine.submit(job)
+        engine.submit(job)
         while try await engine.step() != nil {}
         // Written, replacing the older one, then handed to the acknowledgement writer.
         #expect(sessions.written.all.sorted() == tokens.prefix(2).map { "m1#" + $0.prefix(22) }.sorted())

@@ -13,10 +13,7 @@ import Testing
 @Suite struct QuotaRefusalHandlerTests {
     /// A server whose project may send one message a minute, and an access token for it.
     func withQuotaOfOne(_ body: @Sendable (TestServer, Project, String) async throws -> Void) async throws {
-        let server = try await TestServer.make()
-        var settings = server.project.settings
-        settings.downstreamPerMinute = 1
-        _ = try await server.store.updateSettings(settings, projectID: server.project.id)
+        let server = try await TestServer.make(downstreamPerMinute: 1)
         try await server.test { client in
             let token = try await server.accessToken(client)
             let project = try #require(server.node.directory.project(named: server.project.id))

@@ -35,6 +35,15 @@ struct TestServer {
         return TestServer(store: store, clock: clock, node: node, project: project, key: key, privateKey: privateKey)
     }
 
+    /// A server whose project may send `perMinute` downstream messages a minute (SEMANTICS T1).
+    static func make(downstreamPerMinute perMinute: Int) async throws -> TestServer {
+        let server = try await make()
+        var settings = server.project.settings
+        settings.downstreamPerMinute = perMinute
+        _ = try await server.store.updateSettings(settings, projectID: server.project.id)
+        return server
+    }
+
     static func addProject(_ id: String, to store: any HeraldStore, clock: any HeraldClock) async throws
         -> (Project, ServiceAccountKey, _RSA.Signing.PrivateKey)
     {

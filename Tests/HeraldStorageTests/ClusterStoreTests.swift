@@ -82,7 +82,7 @@ struct ClusterStoreTests {
             store: a, clock: clock, metrics: HeraldMetrics(factory: NOOPMetricsHandler.instance),
             registry: DeviceRegistry(), projects: { $0 == project.id ? project : nil },
             logger: Logger(label: "fanout-test"), pageSize: 1)
-        await engine.submit(job)
+        engine.submit(job)
         try await engine.step()
         // token-2 comes after token-1, yet b's device has it first.
         #expect(try await a.queuedCount(androidID: 2) == 1)

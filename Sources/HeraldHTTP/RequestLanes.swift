@@ -1,0 +1,115 @@
+import DequeModule
+import Dispatch
+import Synchronization
+
+/// The order in which HTTP requests' tasks get a thread, in two lanes: what waits in the
+/// `first` lane runs before what waits in the `after` lane. A project driven past its quota
+/// has its accepted sends moved to the `after` lane (SEMANTICS T1), so that they wait
+/// behind every other project's requests instead of beside them, and a project under its
+/// quota keeps its latency while another is overloaded. The lanes order waiting work only:
+/// they never drop any, and the `after` lane still gets one turn in `firstRunsInARow + 1`,
+/// so the overloaded project's accepted sends keep flowing while others are busy.
+///
+/// The lanes own no threads. Each job queued also asks the pool that runs Swift's tasks
+/// (`DispatchQueue.global()`) for one turn, and each turn runs the job that is first by
+/// lane order when it starts, not necessarily the one that asked for it. So the threads,
+/// their wake-ups and sleeps are the pool's, as for any task; the lanes add a lock taken
+/// twice a job.
+///
+/// Each lane is a `TaskExecutor`: a task runs in a lane by preferring it
+/// (`withTaskExecutorPreference`), and so do the default actors it calls, as Swift runs
+/// those on the task's preferred executor. Such a task hops to and from an actor through
+/// the lane's queue, never on the thread it runs on, so what runs in a lane should call
+/// few actors.
+public final class RequestLanes: Sendable {
+    /// Which lane a job waits in.
+    public enum Lane: Sendable {
+        case first
+        case after
+    }
+
+    /// The lane for everything that is not known to be an overloaded project's.
+    public let first: LaneExecutor
+    /// The lane for an overloaded project's accepted sends.
+    public let after: LaneExecutor
+    /// At most this many jobs of the first lane run while one of the after lane waits.
+    public static let firstRunsInARow = 8
+
+    fileprivate let queue: LaneQueue
+
+    /// The process's lanes, over the pool of Swift's tasks.
+    public static let shared = RequestLanes(pool: DispatchQueue.global())
+
+    /// Lanes whose turns run on `pool`: a concurrent queue for the server, a serial one to
+    /// see the order of the jobs one at a time.
+    init(pool: DispatchQueue) {
+        let queue = LaneQueue(pool: pool)
+        self.queue = queue
+        first = LaneExecutor(queue: queue, lane: .first)
+        after = LaneExecutor(queue: queue, lane: .after)
+    }
+
+    /// Jobs waiting in each lane now.
+    public var waiting: (first: Int, after: Int) {
+        queue.state.withLock { ($0.first.count, $0.after.count) }
+    }
+}
+
+/// One lane of `RequestLanes`, as a task executor.
+public final class LaneExecutor: TaskExecutor, Sendable {
+    public let lane: RequestLanes.Lane
+    fileprivate let queue: LaneQueue
+
+    fileprivate init(queue: LaneQueue, lane: RequestLanes.Lane) {
+        self.queue = queue
+        self.lane = lane
+    }
+
+    public func enqueue(_ job: consuming ExecutorJob) {
+        queue.enqueue(UnownedJob(job), on: asUnownedTaskExecutor(), lane: lane)
+    }
+}
+
+/// The jobs of both lanes, and the turns asked of the pool for them: one turn a job.
+private final class LaneQueue: Sendable {
+    /// A job and the lane's executor it runs on.
+    typealias Queued = (job: UnownedJob, executor: UnownedTaskExecutor)
+
+    struct State {
+        var first = Deque<Queued>()
+        var after = Deque<Queued>()
+        var firstInARow = 0
+    }
+
+    let state = Mutex(State())
+    let pool: DispatchQueue
+
+    init(pool: DispatchQueue) {
+        self.pool = pool
+    }
+
+    func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor, lane: RequestLanes.Lane) {
+        state.withLock { state in
+            switch lane {
+            case .first: state.first.append((job, executor))
+            case .after: state.after.append((job, executor))
+            }
+        }
+        pool.async { self.runNext() }
+    }
+
+    /// One turn: the job first by lane order now.
+    private func runNext() {
+        let next = state.withLock { state -> Queued? in
+            if !state.after.isEmpty && (state.first.isEmpty || state.firstInARow >= RequestLanes.firstRunsInARow) {
+                state.firstInARow = 0
+                return state.after.removeFirst()
+            }
+            guard !state.first.isEmpty else { return nil }
+            state.firstInARow = state.after.isEmpty ? 0 : state.firstInARow + 1
+            return state.first.removeFirst()
+        }
+        guard let next else { return }
+        next.job.runSynchronously(on: next.executor)
+    }
+}
