@@ -19,14 +19,14 @@ public struct HTTPEnvironment: Sendable {
     public var logger: Logger
     /// Renders the Prometheus text exposition for `GET /metrics`.
     public var renderMetrics: @Sendable () -> String
-    /// The lanes in which the server's tasks wait for a thread (`RequestLanes`), when
-    /// it runs them there: an overloaded project's accepted sends wait behind others' work.
-    public var lanes: RequestLanes?
+    /// The lanes in which HTTP requests' tasks wait for a thread (`RequestLanes`): an
+    /// overloaded project's accepted sends wait behind other projects' requests.
+    public var lanes: RequestLanes
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
         quotas: Quotas, sends: ConcurrencyGate, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
-        renderMetrics: @escaping @Sendable () -> String, lanes: RequestLanes? = nil
+        renderMetrics: @escaping @Sendable () -> String, lanes: RequestLanes = .shared
     ) {
         self.lanes = lanes
         self.quotas = quotas

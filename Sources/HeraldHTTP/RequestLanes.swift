@@ -50,7 +50,7 @@ public final class RequestLanes: Sendable {
     }
 
     /// Jobs waiting in each lane now.
-    public var waiting: (first: Int, after: Int) {
+    var waiting: (first: Int, after: Int) {
         queue.state.withLock { ($0.first.count, $0.after.count) }
     }
 }

@@ -29,11 +29,11 @@ struct SendRoutes {
                     return Response.json(.stringObject([("name", "projects/\(project.id)/messages/\(id)")]))
                 }
                 // An overloaded project's accepted sends wait behind other projects' work.
-                guard let lanes = environment.lanes,
-                    environment.quotas.isRefusingDownstream(projectID: project.id, now: admittedAt)
-                else { return try await accept() }
+                guard environment.quotas.isRefusingDownstream(projectID: project.id, now: admittedAt) else {
+                    return try await accept()
+                }
                 environment.metrics.increment("herald_sends_deferred_total", [("project", project.id)])
-                return try await withTaskExecutorPreference(lanes.after) { try await accept() }
+                return try await withTaskExecutorPreference(environment.lanes.after) { try await accept() }
             } catch let error as HeraldError where error.canonicalStatus.httpStatus < 429 {
                 throw error
             } catch {

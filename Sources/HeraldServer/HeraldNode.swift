@@ -68,8 +68,7 @@ public struct HeraldNode: Sendable {
                 acknowledgementWait: configuration.acknowledgementWait, logger: logger),
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
-            renderMetrics: { metricsRegistry.emitToString() },
-            lanes: .shared)
+            renderMetrics: { metricsRegistry.emitToString() })
     }
 
     /// Opens the configured store: PostgreSQL when `storeURL` names one, otherwise the
@@ -114,11 +113,8 @@ public struct HeraldNode: Sendable {
         async throws
     {
         let ready = ReadyLatch(onRunning)
-        let application = makeApplication { port in await ready.http(port) }
-        let http: any Service =
-            if let lanes = environment.lanes { LaneService(application, lane: lanes.first) } else { application }
         var services: [any Service] = [
-            http,
+            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             CredentialRefresher(directory: directory, store: store, logger: logger),
             FanoutService(engine: fanouts),
