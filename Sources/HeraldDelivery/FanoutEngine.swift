@@ -39,6 +39,9 @@ public actor FanoutEngine {
     private var running: [String: Deque<FanoutJob>] = [:]
     private var waiting: [String: Deque<FanoutJob>] = [:]
     private var projectTurns: Deque<String> = []
+    /// The message ids of the jobs running or waiting here: a job stored and handed over
+    /// while the engine loads the stored ones arrives twice, and is queued once.
+    private var held: Set<String> = []
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
     /// Jobs submitted and not yet taken in by the engine, and how many jobs of each project
@@ -93,14 +96,14 @@ public actor FanoutEngine {
         signal.yield()
     }
 
-    /// Queues the jobs submitted since the last call, in the order they came.
+    /// Queues the jobs submitted since the last call, in the order they came; they were
+    /// counted as waiting when submitted, so only those that do not wait are uncounted.
     private func takeSubmitted() {
         let submitted = intake.withLock { intake -> [FanoutJob] in
             defer { intake.submitted = [] }
             return intake.submitted
         }
-        for job in submitted {
-            enqueue(job)
+        for job in submitted where place(job) != .waiting {
             intake.withLock { $0.waiting[job.projectID, default: 1] -= 1 }
         }
     }
@@ -118,10 +121,10 @@ public actor FanoutEngine {
 
     /// Loads unfinished jobs from the store (after a restart).
     public func resume() async throws {
+        let stored = try await store.unfinishedFanouts()
         takeSubmitted()
-        for job in try await store.unfinishedFanouts()
-        where running[job.projectID]?.contains(where: { $0.messageID == job.messageID }) != true {
-            enqueue(job)
+        for job in stored where place(job) == .waiting {
+            intake.withLock { $0.waiting[job.projectID, default: 0] += 1 }
         }
     }
 
@@ -150,6 +153,7 @@ public actor FanoutEngine {
         if finished {
             // However it ended (done, its project gone, taken over by another node).
             expansions[job.messageID] = nil
+            held.remove(job.messageID)
             jobs.removeAll { $0.messageID == job.messageID }
             promoteWaiting(projectID: projectID, into: &jobs)
         } else if let index = jobs.firstIndex(where: { $0.messageID == job.messageID }) {
@@ -168,18 +172,24 @@ public actor FanoutEngine {
         return (running[projectID]?.count ?? 0, waiting[projectID]?.count ?? 0)
     }
 
-    private func enqueue(_ job: FanoutJob) {
+    private enum Placement {
+        case alreadyHeld, running, waiting
+    }
+
+    /// Puts a job the engine does not hold yet among its project's running jobs, or at the
+    /// end of its project's wait list when that many run.
+    private func place(_ job: FanoutJob) -> Placement {
+        guard held.insert(job.messageID).inserted else { return .alreadyHeld }
         let limit = max(1, projects(job.projectID)?.settings.maxFanouts ?? 1000)
         var jobs = running[job.projectID] ?? []
-        if jobs.count < limit {
-            let wasIdle = jobs.isEmpty
-            jobs.append(job)
-            running[job.projectID] = jobs
-            if wasIdle { projectTurns.append(job.projectID) }
-        } else {
+        guard jobs.count < limit else {
             waiting[job.projectID, default: []].append(job)
-            intake.withLock { $0.waiting[job.projectID, default: 0] += 1 }
+            return .waiting
         }
+        if jobs.isEmpty { projectTurns.append(job.projectID) }
+        jobs.append(job)
+        running[job.projectID] = jobs
+        return .running
     }
 
     private func promoteWaiting(projectID: String, into jobs: inout Deque<FanoutJob>) {

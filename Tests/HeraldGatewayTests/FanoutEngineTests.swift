@@ -249,6 +249,19 @@ import Testing
         #expect(try await world.entriesPerToken(tokens) == Array(repeating: 10, count: 3))
     }
 
+    @Test func T3_jobsSubmittedAsTheEngineStartsAreQueuedOnceWhenItLoadsTheStoredOnes() async throws {
+        let world = try await Self.world(InMemoryStore()) { $0.maxFanouts = 1 }
+        let tokens = try await world.subscribers(3, topics: ["t"])
+        let engine = world.engine(pageSize: 100)
+        // Sends accepted while the node starts: stored, handed over, and also among the
+        // unfinished jobs the engine loads; those that wait must not be queued twice.
+        for n in 0..<3 { engine.submit(try await world.job("m\(n)", .topic("t"))) }
+        try await engine.resume()
+        #expect(await engine.jobCount(projectID: world.project.id) == (1, 2))
+        while try await engine.step() != nil {}
+        #expect(try await world.entriesPerToken(tokens) == Array(repeating: 3, count: 3))
+    }
+
     @Test func T3_conditionsMatchEachAppInstanceOnceAndNegationsReachTheUnsubscribed() async throws {
         let world = try await Self.world(InMemoryStore())
         let both = try await world.subscribers(2, topics: ["a", "b"])
