@@ -23,7 +23,7 @@ import Synchronization
 /// few actors.
 public final class RequestLanes: Sendable {
     /// Which lane a job waits in.
-    public enum Lane: Sendable {
+    enum Lane: Sendable {
         case first
         case after
     }
@@ -33,7 +33,7 @@ public final class RequestLanes: Sendable {
     /// The lane for an overloaded project's accepted sends.
     public let after: LaneExecutor
     /// At most this many jobs of the first lane run while one of the after lane waits.
-    public static let firstRunsInARow = 8
+    static let firstRunsInARow = 8
 
     fileprivate let queue: LaneQueue
 
@@ -57,7 +57,7 @@ public final class RequestLanes: Sendable {
 
 /// One lane of `RequestLanes`, as a task executor.
 public final class LaneExecutor: TaskExecutor, Sendable {
-    public let lane: RequestLanes.Lane
+    fileprivate let lane: RequestLanes.Lane
     fileprivate let queue: LaneQueue
 
     fileprivate init(queue: LaneQueue, lane: RequestLanes.Lane) {
