@@ -17,6 +17,8 @@ whole runs again: a run the machine disturbed moves the median less than the poo
 Both use 400 draws from a fixed seed, and take the 5th and 95th percentiles.
 """
 
+import heapq
+import itertools
 import json
 import random
 import sys
@@ -32,10 +34,22 @@ def percentile(values, p):
     return values[low] + (values[high] - values[low]) * (k - low)
 
 
+def p99(slices):
+    """`percentile(…, 0.99)` of the slices' latencies together, found among only the
+    largest of them: the draws below pool hundreds of slices 400 times each, and a copy
+    and sort of every latency at each draw made pooling a few dozen runs take minutes."""
+    count = sum(len(s) for s in slices)
+    k = (count - 1) * 0.99
+    low = int(k)
+    # The count - low largest, from the largest down: the last is the value at `low`
+    # in ascending order, the one before it the value above.
+    top = heapq.nlargest(count - low, itertools.chain.from_iterable(slices))
+    above = top[-2] if len(top) > 1 else top[-1]
+    return top[-1] + (above - top[-1]) * (k - low)
+
+
 def p99_change(quota_slices, overload_slices):
-    quota = [x for s in quota_slices for x in s]
-    overload = [x for s in overload_slices for x in s]
-    return percentile(overload, 0.99) / percentile(quota, 0.99) - 1
+    return p99(overload_slices) / p99(quota_slices) - 1
 
 
 def interval(changes):

@@ -317,8 +317,8 @@ public actor FanoutEngine {
     private func firstDevices(of job: FanoutJob) async throws -> [UInt64] {
         guard job.state == .queued, job.cursor.isEmpty else { return job.firstDevices }
         let connected = try await connectedDevices(for: job.audience)
-        let held = expansions.values.reduce(0) { $0 + $1.first.devices.count }
-        guard !connected.isEmpty, held + connected.count <= firstDeviceBudget,
+        let chosen = expansions.values.reduce(0) { $0 + $1.first.devices.count }
+        guard !connected.isEmpty, chosen + connected.count <= firstDeviceBudget,
             try await audience(job, projectID: job.projectID, after: "").count >= pageSize
         else { return [] }
         // In the order of the queue's device index, so that a page's rows land close together.
