@@ -26,12 +26,18 @@ import sys
 DRAWS = 400
 
 
+def interpolate(at, count, p):
+    """The `p` percentile of `count` values, `at(i)` being the i-th in ascending order:
+    linear between the two ranks around (count - 1) * p."""
+    k = (count - 1) * p
+    low = int(k)
+    high = min(low + 1, count - 1)
+    return at(low) + (at(high) - at(low)) * (k - low)
+
+
 def percentile(values, p):
     values = sorted(values)
-    k = (len(values) - 1) * p
-    low = int(k)
-    high = min(low + 1, len(values) - 1)
-    return values[low] + (values[high] - values[low]) * (k - low)
+    return interpolate(values.__getitem__, len(values), p)
 
 
 def p99(slices):
@@ -39,13 +45,10 @@ def p99(slices):
     largest of them: the draws below pool hundreds of slices 400 times each, and a copy
     and sort of every latency at each draw made pooling a few dozen runs take minutes."""
     count = sum(len(s) for s in slices)
-    k = (count - 1) * 0.99
-    low = int(k)
-    # The count - low largest, from the largest down: the last is the value at `low`
-    # in ascending order, the one before it the value above.
+    low = int((count - 1) * 0.99)
+    # Largest first, from rank `low` up: rank i in ascending order is top[count - 1 - i].
     top = heapq.nlargest(count - low, itertools.chain.from_iterable(slices))
-    above = top[-2] if len(top) > 1 else top[-1]
-    return top[-1] + (above - top[-1]) * (k - low)
+    return interpolate(lambda i: top[count - 1 - i], count, 0.99)
 
 
 def p99_change(quota_slices, overload_slices):
