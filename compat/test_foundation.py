@@ -35,7 +35,7 @@ def test_dry_run_to_topic_and_condition_answers_a_name(herald):
 def test_dry_run_to_a_token_no_device_holds_is_unregistered(herald):
     app = alpha(herald)
     with pytest.raises(messaging.UnregisteredError):
-        messaging.send(messaging.Message(token="no-device-has-this-token", data={"a": "b"}), dry_run=True, app=app)
+        messaging.send(messaging.Message(token="bm8tZGV2aWNl:APA91bNoDeviceHasThisToken", data={"a": "b"}), dry_run=True, app=app)
 
 
 def test_M3_reserved_data_key_is_invalid_argument(herald):

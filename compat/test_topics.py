@@ -63,7 +63,7 @@ def test_send_each_for_multicast_reaches_every_token(herald, app, tmp_path):
     devices = [Device(herald, tmp_path / f"m{i}.json") for i in range(3)]
     try:
         response = messaging.send_each_for_multicast(
-            messaging.MulticastMessage(tokens=[d.token for d in devices] + ["unknown-token"], data={"m": "1"}), app=app)
+            messaging.MulticastMessage(tokens=[d.token for d in devices] + ["dW5rbm93bg:APA91bUnknownToken"], data={"m": "1"}), app=app)
         assert response.success_count == 3
         assert isinstance(response.responses[3].exception, messaging.UnregisteredError)
         for device, result in zip(devices, response.responses):

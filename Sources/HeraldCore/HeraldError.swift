@@ -109,6 +109,12 @@ public struct HeraldError: Error, Sendable, Equatable, CustomStringConvertible {
         HeraldError(status: .invalidArgument, fcmCode: .invalidArgument, message: message, legacyName: legacyName)
     }
 
+    /// A token that cannot be a registration token (`RegistrationTokenFormat`), named as `field`.
+    public static func malformedToken(field: String) -> HeraldError {
+        invalidField(
+            field, "The registration token is not a valid FCM registration token", legacyName: "InvalidRegistration")
+    }
+
     /// The registration token is not (or no longer) registered.
     public static let unregistered = HeraldError(
         status: .notFound, fcmCode: .unregistered, message: "Requested entity was not found.")

@@ -50,9 +50,7 @@ public enum MessageValidator {
         switch field {
         case "token":
             guard RegistrationTokenFormat.isWellFormed(value) else {
-                throw HeraldError.invalidField(
-                    "message.token", "The registration token is not a valid FCM registration token",
-                    legacyName: "InvalidRegistration")
+                throw HeraldError.malformedToken(field: "message.token")
             }
             return .token(value)
         case "fid":

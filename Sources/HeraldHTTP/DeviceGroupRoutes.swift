@@ -98,7 +98,8 @@ struct DeviceGroupRoutes {
 
     private func firstInvalid(_ tokens: [String], project: Project) async throws -> String? {
         for token in tokens {
-            guard let registration = try await environment.store.registration(token: token),
+            guard RegistrationTokenFormat.isWellFormed(token),
+                let registration = try await environment.store.registration(token: token),
                 registration.projectID == project.id, registration.deletedAt == nil
             else { return token }
         }

@@ -80,6 +80,7 @@ struct TopicRoutes {
         let (_, project) = try await environment.authenticator.authorize(
             authorization: request.headers[.authorization], projectName: try context.parameters.require("project"))
         let token = try pathValue(context, "token")
+        guard RegistrationTokenFormat.isWellFormed(token) else { throw HeraldError.malformedToken(field: "token") }
         guard let registration = try await environment.store.registration(token: token),
             registration.deletedAt == nil
         else { throw HeraldError.notFound("Requested entity was not found.") }
@@ -196,6 +197,9 @@ struct TopicRoutes {
             project = try await environment.authenticator.legacyProject(authorization: request.headers[.authorization])
         } catch {
             return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
+        }
+        guard RegistrationTokenFormat.isWellFormed(token) else {
+            return Response.json(.stringObject([("error", "InvalidToken")]), status: .badRequest)
         }
         guard let registration = try await environment.store.registration(token: token), registration.deletedAt == nil,
             registration.projectID == project.id

@@ -19,7 +19,7 @@ import Testing
     @Test func everyAndroidNotificationFieldIsAccepted() throws {
         let message = try decodeMessage(
             #"""
-            {"token":"abc:def","android":{"restricted_package_name":"com.example.app","direct_boot_ok":true,
+            {"token":"abc:APA91bdef","android":{"restricted_package_name":"com.example.app","direct_boot_ok":true,
              "bandwidth_constrained_ok":false,"restricted_satellite_ok":true,"data":{"a":"b"},
              "fcm_options":{"analytics_label":"x"},
              "notification":{"title":"t","body":"b","icon":"i","color":"#aabbcc","sound":"s","tag":"g",
@@ -31,7 +31,7 @@ import Testing
               "light_on_duration":"1s","light_off_duration":"2s"},"image":"https://example.com/a.png",
               "proxy":"allow","bypass_proxy_notification":false}}}
             """#)
-        #expect(message.target == .token("abc:def"))
+        #expect(message.target == .token("abc:APA91bdef"))
         #expect(message.body["android"]?["notification"]?["visibility"] == .string("PRIVATE"))
         #expect(message.body["android"]?["notification"]?["vibrate_timings"] == .array([.string("0s"), .string("1s")]))
         #expect(message.isNotificationMessage)

@@ -59,7 +59,8 @@ import Testing
     @Test func theInstanceIDBatchAnswersOneResultPerTokenInOrder() async throws {
         try await GatewayHarness.with { harness in
             let (_, token) = try await harness.makeDevice()
-            let body = #"{"to":"/topics/deals","registration_tokens":["\#(token)","unknown","bad token"]}"#
+            let body =
+                #"{"to":"/topics/deals","registration_tokens":["\#(token)","dW5rbm93bg:APA91bUnknown","bad token"]}"#
             let added = try json(try await harness.get("/iid/v1:batchAdd", method: .POST, body: body))
             #expect(
                 added["results"]
@@ -149,6 +150,31 @@ import Testing
                     body: #"{"operation":"remove","notification_key":"\#(key)","registration_ids":["\#(token)"]}"#)
             }
             #expect(try await harness.get("/fcm/notification?notification_key_name=family").status == 404)
+        }
+    }
+
+    @Test func aMalformedTokenIsInvalidArgumentOnEverySurfaceThatTakesAToken() async throws {
+        try await GatewayHarness.with { harness in
+            let (_, token) = try await harness.makeDevice()
+            for malformed in ["not-a-token", "INVALID_TOKEN"] {
+                let resource = try await harness.get(
+                    "/v1/projects/\(harness.project.id)/registrations/\(malformed)/topicSubscriptions?topic_name=news",
+                    method: .POST, body: "{}")
+                #expect(resource.status == 400)
+                #expect(try json(resource)["error"]?["status"] == .string("INVALID_ARGUMENT"))
+                let info = try await harness.get("/iid/info/\(malformed)")
+                #expect(info.status == 400)
+                #expect(try json(info)["error"] == .string("InvalidToken"))
+                let group = try await harness.get(
+                    "/fcm/notification", method: .POST,
+                    body:
+                        #"{"operation":"create","notification_key_name":"g","registration_ids":["\#(token)","\#(malformed)"]}"#
+                )
+                #expect(group.status == 400)
+            }
+            let unknown = try await harness.get("/iid/info/dW5rbm93bg:APA91bUnknown")
+            #expect(unknown.status == 404)
+            #expect(try await harness.node.store.subscriptions(token: token).isEmpty)
         }
     }
 }

@@ -92,17 +92,39 @@ import Testing
         }
     }
 
-    @Test func aTokenNoDeviceRegisteredIsUnregistered() async throws {
+    @Test func aWellFormedTokenNoDeviceRegisteredIsUnregistered() async throws {
         let server = try await TestServer.make()
         try await server.test { client in
             let token = try await server.accessToken(client)
-            for body in [#"{"message":{"token":"abc"}}"#, #"{"message":{"token":"abc"},"validate_only":true}"#] {
+            let unknown = "fGw0qy4TGgk:APA91bGtWGjuhp4WRhHXgbabIYp1jxEKI08ofj_v1bKhWAGJQ4e3arRCWzeTf"
+            for dryRun in [false, true] {
+                let body = #"{"message":{"token":"\#(unknown)"},"validate_only":\#(dryRun)}"#
                 let response = try await TestServer.send(body, project: "test-project", token: token, client: client)
                 #expect(response.status == .notFound)
                 let error = try #require(try response.json()["error"])
                 #expect(error["status"] == .string("NOT_FOUND"))
                 #expect(error["details"]?.arrayElements?.first?["errorCode"] == .string("UNREGISTERED"))
             }
+        }
+    }
+
+    @Test func aMalformedTokenIsInvalidArgumentAndStoresNothing() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let token = try await server.accessToken(client)
+            for malformed in ["not-a-token", "INVALID_TOKEN", "", "abc", "x:APA91b", "a b:APA91bx", "é:APA91bx"] {
+                for dryRun in [false, true] {
+                    let body = #"{"message":{"token":"\#(malformed)"},"validate_only":\#(dryRun)}"#
+                    let response = try await TestServer.send(
+                        body, project: "test-project", token: token, client: client)
+                    #expect(response.status == .badRequest, "\(malformed)")
+                    let error = try #require(try response.json()["error"])
+                    #expect(error["status"] == .string("INVALID_ARGUMENT"))
+                    #expect(error["message"] == .string("The registration token is not a valid FCM registration token"))
+                    #expect(error["details"]?.arrayElements?.first?["errorCode"] == .string("INVALID_ARGUMENT"))
+                }
+            }
+            #expect(try await server.store.messageCount(projectID: "test-project") == 0)
         }
     }
 
