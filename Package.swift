@@ -217,6 +217,7 @@ let package = Package(
                 "HeraldServer",
                 "HeraldClient",
                 "HeraldTools",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

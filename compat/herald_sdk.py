@@ -44,3 +44,18 @@ def redirect_receiver(base_url, gateway_port, ca_file):
     fcmpushclient.MCS_HOST = "127.0.0.1"
     fcmpushclient.MCS_PORT = gateway_port
     os.environ["SSL_CERT_FILE"] = ca_file
+
+
+def iid_info(base_url, token, app):
+    """`GET /iid/info/{token}?details=true` with the app's access token: the app instance
+    and its topics (`rel.topics`)."""
+    import json
+    import urllib.parse
+    import urllib.request
+
+    access_token = app.credential.get_access_token().access_token
+    request = urllib.request.Request(
+        f"{base_url.rstrip('/')}/iid/info/{urllib.parse.quote(token, safe='')}?details=true",
+        headers={"Authorization": f"Bearer {access_token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())

@@ -43,36 +43,41 @@ class Node(ServeProcess):
     """One `herald serve --store` process; all nodes share a data directory only for the
     gateway's TLS certificate authority, which devices trust."""
 
-    def __init__(self, cluster, node_id):
+    def __init__(self, cluster, node_id, data_dir=None, named=True):
         self.cluster = cluster
         self.node_id = node_id
+        self.named = named  # False: started without --node-id
+        self.data_dir = data_dir or cluster.data_dir
         self.port = free_port()
         self.gateway_port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.ca_file = os.path.join(cluster.data_dir, "tls", "ca.pem")
+        self.ca_file = os.path.join(self.data_dir, "tls", "ca.pem")
         self.projects = cluster.projects
         self.process = None
 
     def start(self):
         log = open(os.path.join(self.cluster.directory, f"{self.node_id}.log"), "ab")
         self.process = subprocess.Popen(
-            [HERALD, "serve", "--store", self.cluster.store, "--node-id", self.node_id,
-             "--data-dir", self.cluster.data_dir, "--http-port", str(self.port),
+            [HERALD, "serve", "--store", self.cluster.store, *(["--node-id", self.node_id] if self.named else []),
+             "--data-dir", self.data_dir, "--http-port", str(self.port),
              "--gateway-port", str(self.gateway_port), "--database-connections", "8"],
             stdout=log, stderr=subprocess.STDOUT,
         )
         wait_until_healthy(self.url)
 
 
-@pytest.fixture(scope="module")
-def cluster():
+def new_cluster():
+    """A fresh database and a folder for the nodes' files; no node, no project yet."""
     directory = tempfile.mkdtemp(prefix="herald-cluster-")
-    cluster = types.SimpleNamespace(
+    return types.SimpleNamespace(
         directory=directory, data_dir=os.path.join(directory, "data"), store=new_database(), projects={})
-    cluster.nodes = {node_id: Node(cluster, node_id) for node_id in ("a", "b", "c")}
-    for project in (PROJECT, QUOTA_PROJECT):
+
+
+def create_projects(cluster, projects, public_url):
+    """Creates `projects` in the cluster's database, their key files naming `public_url`."""
+    for project in projects:
         output = subprocess.run(
-            [HERALD, "project", "create", project, "--public-url", cluster.nodes["a"].url, "--key-dir", directory,
+            [HERALD, "project", "create", project, "--public-url", public_url, "--key-dir", cluster.directory,
              "--store", cluster.store],
             capture_output=True, text=True, timeout=60, check=True).stdout
         fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
@@ -80,6 +85,13 @@ def cluster():
             "id": project, "key_file": fields["key file"], "number": fields["project number"].split()[0],
             "api_key": fields["api key"],
         }
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    cluster = new_cluster()
+    cluster.nodes = {node_id: Node(cluster, node_id) for node_id in ("a", "b", "c")}
+    create_projects(cluster, (PROJECT, QUOTA_PROJECT), cluster.nodes["a"].url)
     subprocess.run(
         [HERALD, "project", "set", QUOTA_PROJECT, "downstream-per-minute=10", "--store", cluster.store],
         check=True, capture_output=True, timeout=60)
@@ -89,7 +101,7 @@ def cluster():
     yield cluster
     for node in cluster.nodes.values():
         node.stop()
-    shutil.rmtree(directory, ignore_errors=True)
+    shutil.rmtree(cluster.directory, ignore_errors=True)
 
 
 def app_for(cluster, node_id, name, project=PROJECT):
@@ -216,3 +228,48 @@ def test_T1_the_project_quota_holds_across_nodes(cluster):
         outcomes.append("refused" if error else "accepted")
         time.sleep(0.6)  # a count reaches the other nodes within two exchange intervals (400 ms)
     assert outcomes.count("accepted") == 10, outcomes
+
+
+def test_nodes_without_node_id_take_ids_of_their_own_and_a_live_nodes_id_is_refused(tmp_path):
+    """Two nodes started without --node-id, each with its data directory, on one database:
+    they derive different ids, keep them, and deliver across nodes; a third node asking for
+    a live node's id exits with a message naming the id, the holder's address and its
+    last heartbeat."""
+    cluster = new_cluster()
+    a = Node(cluster, "unnamed-a", data_dir=os.path.join(cluster.directory, "a"), named=False)
+    b = Node(cluster, "unnamed-b", data_dir=os.path.join(cluster.directory, "b"), named=False)
+    create_projects(cluster, [PROJECT], a.url)
+    try:
+        a.start()
+        shutil.copytree(os.path.join(a.data_dir, "tls"), os.path.join(b.data_dir, "tls"))  # one CA for devices
+        b.start()
+        ids = [open(os.path.join(node.data_dir, "node-id")).read().strip() for node in (a, b)]
+        assert ids[0] and ids[1] and ids[0] != ids[1]
+
+        device = Device(b, tmp_path / "unnamed.json")
+        try:
+            app = herald_sdk.initialize(a.url, cluster.projects[PROJECT]["key_file"], name="unnamed-a")
+            for attempt in range(3):
+                name = messaging.send(messaging.Message(token=device.token, data={"n": str(attempt)}), app=app)
+                assert device.message()["id"] == message_id(name)
+        finally:
+            device.stop()
+
+        third = subprocess.run(
+            [HERALD, "serve", "--store", cluster.store, "--node-id", ids[0], "--data-dir", str(tmp_path / "third"),
+             "--http-port", str(free_port()), "--gateway-port", str(free_port())],
+            capture_output=True, text=True, timeout=60)
+        assert third.returncode != 0
+        output = third.stdout + third.stderr
+        assert f'node id "{ids[0]}" is held by a live node' in output
+        assert f"HTTP 127.0.0.1:{a.port}" in output and "last heartbeat" in output
+        assert a.process.poll() is None  # the holder is untouched
+
+        # A restart keeps the id it derived.
+        a.stop()
+        a.start()
+        assert open(os.path.join(a.data_dir, "node-id")).read().strip() == ids[0]
+    finally:
+        a.stop()
+        b.stop()
+        shutil.rmtree(cluster.directory, ignore_errors=True)

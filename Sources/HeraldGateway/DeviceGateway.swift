@@ -312,6 +312,9 @@ public final class DeviceGateway: Sendable {
                 let registration = connection()
                 wait {
                     let accepted = await gateway.checkLogin(androidID: androidID, securityToken: securityToken)
+                    gateway.logger.info(
+                        accepted ? "device logged in" : "device login refused",
+                        metadata: ["device": "\(androidID)"])
                     if accepted {
                         gateway.devices.register(androidID: androidID, registration)
                         try? await gateway.store.recordConnection(androidID: androidID, at: gateway.clock.now())

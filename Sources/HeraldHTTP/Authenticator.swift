@@ -27,7 +27,7 @@ public final class Authenticator: Sendable {
         let now = clock.now()
         var caller = knownCaller(token, now: now)
         if caller == nil { caller = await selfSignedCaller(token, now: now) }
-        guard let caller, isActive(caller) else {
+        guard let caller, await isActive(caller) else {
             throw HeraldError.unauthenticated(
                 "Request had invalid authentication credentials. Expected OAuth 2 access token.")
         }
@@ -40,7 +40,7 @@ public final class Authenticator: Sendable {
         -> (Caller, Project)
     {
         let caller = try await authenticate(authorization: authorization)
-        guard let project = project(named: projectName, for: caller) else {
+        guard let project = await directory.find({ $0.project(named: projectName, for: caller) }) else {
             throw HeraldError.permissionDenied("The caller does not have permission")
         }
         return (caller, project)
@@ -51,22 +51,23 @@ public final class Authenticator: Sendable {
     /// otherwise, and then the request goes the usual way through `authorize`.
     public func authorizeWithoutWaiting(authorization: String?, projectName: some StringProtocol) -> Project? {
         guard let token = Self.bearerToken(authorization), let caller = knownCaller(token, now: clock.now()),
-            isActive(caller)
+            directory.isActive(caller)
         else { return nil }
-        return project(named: projectName, for: caller)
+        return directory.project(named: projectName, for: caller)
     }
 
     /// The project behind a legacy surface's credentials: `Authorization: key=<server key>`
     /// (SEMANTICS C5) or a bearer token.
     public func legacyProject(authorization: String?) async throws(HeraldError) -> Project {
         if let authorization, authorization.lowercased().hasPrefix("key=") {
-            guard let project = directory.project(serverKey: String(authorization.dropFirst(4))) else {
+            let serverKey = String(authorization.dropFirst(4))
+            guard let project = await directory.find({ $0.project(serverKey: serverKey) }) else {
                 throw HeraldError.unauthenticated("The server key is not valid.")
             }
             return project
         }
         let caller = try await authenticate(authorization: authorization)
-        guard let project = directory.project(named: caller.projectID) else {
+        guard let project = await directory.find({ $0.project(named: caller.projectID) }) else {
             throw HeraldError.unauthenticated("The credentials' project does not exist.")
         }
         return project
@@ -99,19 +100,15 @@ public final class Authenticator: Sendable {
         }
     }
 
-    /// A revoked key or a deleted project ends its tokens at once.
-    private func isActive(_ caller: Caller) -> Bool {
-        directory.activeKey(id: caller.keyID)?.projectID == caller.projectID
-    }
-
-    private func project(named name: some StringProtocol, for caller: Caller) -> Project? {
-        guard let project = directory.project(named: name), project.id == caller.projectID else { return nil }
-        return project
+    /// A revoked key or a deleted project ends its tokens at once; a key created a moment
+    /// ago is looked for in the store.
+    private func isActive(_ caller: Caller) async -> Bool {
+        await directory.find { $0.isActive(caller) ? true : nil } ?? false
     }
 
     private func selfSignedCaller(_ token: String, now: Timestamp) async -> Caller? {
         guard token.utf8.count < 8192, let keyID = ServiceAccountAssertion.keyID(of: token),
-            let key = directory.activeKey(id: keyID),
+            let key = await directory.find({ $0.activeKey(id: keyID) }),
             let expires = try? await ServiceAccountAssertion.verify(token, key: key, now: now)
         else { return nil }
         let caller = Caller(projectID: key.projectID, keyID: keyID)

@@ -7,7 +7,9 @@ import Synchronization
 ///
 /// `HeraldServer` reloads it when the store's credentials revision changes (checked
 /// every second), so a key revoked or a setting changed by `herald project` from another
-/// process takes effect within a second.
+/// process takes effect within a second. A project or key it does not know is looked for
+/// in the store at once (`find`), so one created a moment ago works on its first request;
+/// those looks are bounded per second, so a flood of unknown keys costs the store little.
 public final class CredentialDirectory: Sendable {
     struct Snapshot {
         var revision: Int64 = -1
@@ -18,8 +20,39 @@ public final class CredentialDirectory: Sendable {
     }
 
     private let snapshot: Mutex<Snapshot> = Mutex(Snapshot())
+    private let store: (any HeraldStore)?
+    private let clock: any HeraldClock
+    private let looksAfterMiss: Mutex<(second: Int64, count: Int)> = Mutex((0, 0))
+    /// How many times a second a miss may make the directory look in the store.
+    public let looksAfterMissPerSecond: Int
 
-    public init() {}
+    /// A directory over `store`, which `find` looks in after a miss (none: it never does).
+    public init(
+        store: (any HeraldStore)? = nil, clock: any HeraldClock = SystemClock(), looksAfterMissPerSecond: Int = 4
+    ) {
+        self.store = store
+        self.clock = clock
+        self.looksAfterMissPerSecond = looksAfterMissPerSecond
+    }
+
+    /// What `lookUp` finds in the directory; when it finds nothing, the same after the
+    /// directory looked in the store for changed credentials, if a look is allowed this second.
+    public func find<Found>(_ lookUp: (CredentialDirectory) -> Found?) async -> Found? {
+        if let found = lookUp(self) { return found }
+        guard let store, mayLookAfterMiss() else { return nil }
+        _ = try? await reload(from: store)
+        return lookUp(self)
+    }
+
+    private func mayLookAfterMiss() -> Bool {
+        let second = clock.now().seconds
+        return looksAfterMiss.withLock { looks in
+            if looks.second != second { looks = (second, 0) }
+            guard looks.count < looksAfterMissPerSecond else { return false }
+            looks.count += 1
+            return true
+        }
+    }
 
     /// Reloads from the store when its credentials revision changed; answers whether it did.
     @discardableResult
@@ -68,5 +101,16 @@ public final class CredentialDirectory: Sendable {
             else { return nil }
             return key
         }
+    }
+
+    /// Whether a caller's key is active and belongs to the caller's project.
+    public func isActive(_ caller: Caller) -> Bool {
+        activeKey(id: caller.keyID)?.projectID == caller.projectID
+    }
+
+    /// The project a URL names, when it is the caller's.
+    public func project(named name: some StringProtocol, for caller: Caller) -> Project? {
+        guard let project = project(named: name), project.id == caller.projectID else { return nil }
+        return project
     }
 }

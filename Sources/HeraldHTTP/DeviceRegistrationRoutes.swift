@@ -6,27 +6,28 @@ import Hummingbird
 import SwiftProtobuf
 
 /// The endpoints app instances register through (reference §7): device check-in,
-/// `register3`, Firebase Installations and FCM web registrations.
+/// `register3` (`Register3Endpoint`), Firebase Installations and FCM web registrations.
 struct DeviceRegistrationRoutes {
     let environment: HTTPEnvironment
 
     func register(on router: Router<BasicRequestContext>) {
         router.post("/checkin") { request, _ in try await checkin(try await request.collectBody()) }
         router.post("/c2dm/register3") { request, _ in
-            try await register3(try await request.collectBody(), authorization: request.headers[.authorization])
+            try await Register3Endpoint(environment: environment).handle(
+                try await request.collectBody(), authorization: request.headers[.authorization])
         }
         router.post("/v1/projects/:project/installations") { request, context in
-            let project = try requireAPIKey(request, projectName: try context.parameters.require("project"))
+            let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
             return try await createInstallation(try await request.collectBody(), project: project)
         }
         router.post("/v1/projects/:project/installations/:fid/authTokens:generate") { request, context in
-            let project = try requireAPIKey(request, projectName: try context.parameters.require("project"))
+            let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
             return try await refreshInstallationToken(
                 fid: try context.parameters.require("fid"), authorization: request.headers[.authorization],
                 project: project)
         }
         router.post("/v1/projects/:project/registrations") { request, context in
-            let project = try requireAPIKey(request, projectName: try context.parameters.require("project"))
+            let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
             return try await createWebRegistration(
                 try await request.collectBody(), project: project,
                 installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!])
@@ -57,6 +58,7 @@ struct DeviceRegistrationRoutes {
             try await environment.store.createDevice(device)
             environment.metrics.increment("herald_devices_checked_in_total")
         }
+        environment.logger.info("device checked in", metadata: ["device": "\(device.androidID)"])
         var response = CheckinProto_AndroidCheckinResponse()
         response.statsOk = true
         response.timeMsec = now.milliseconds
@@ -69,98 +71,16 @@ struct DeviceRegistrationRoutes {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: try response.serializedBytes() as [UInt8])))
     }
 
-    // MARK: register3
-
-    /// Registers an app on a checked-in device. A numeric `sender` is a project number and
-    /// makes an app token of that project (`X-platform` picks android or apple); any other
-    /// sender (a VAPID key) makes a web push channel that web registrations ride on.
-    func register3(_ body: ByteBuffer, authorization: String?) async throws -> Response {
-        guard let (androidID, token) = parseAidLogin(authorization),
-            let device = try await environment.store.device(androidID: androidID), device.securityToken == token
-        else { return register3Error("AUTHENTICATION_FAILED", status: .unauthorized) }
-        guard let form = FormBody.parse(body.readableBytesView), let app = form["app"], !app.isEmpty else {
-            return register3Error("INVALID_PARAMETERS", status: .badRequest)
-        }
-        if form["delete"] == "true" || form["delete"] == "1" {
-            return try await unregister(androidID: androidID, app: app, token: form["token"])
-        }
-        guard let sender = form["sender"], !sender.isEmpty else {
-            return register3Error("INVALID_PARAMETERS", status: .badRequest)
-        }
-        if let deviceField = form["device"], UInt64(deviceField) != androidID {
-            return register3Error("INVALID_PARAMETERS", status: .badRequest)
-        }
-        let subtype = form["X-subtype"].flatMap { $0.isEmpty ? nil : $0 }
-        let now = environment.clock.now()
-        let registration: Registration
-        if let number = Int64(sender) {
-            guard let project = environment.directory.project(number: number) else {
-                return register3Error("INVALID_SENDER", status: .badRequest)
-            }
-            let platform = form["X-platform"].flatMap(Platform.init(rawValue:)) ?? .android
-            guard platform != .web else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
-            // An installation id links the token to the installation, so that `fid` sends reach it.
-            var installationID: String?
-            if let fid = form["X-appid"], let auth = form["X-Goog-Firebase-Installations-Auth"],
-                let verified = environment.tokens.verifyInstallationToken(auth, now: now),
-                verified.projectID == project.id, verified.fid == fid
-            {
-                installationID = fid
-            }
-            registration = Registration(
-                token: Registration.makeToken(), kind: .app, projectID: project.id, sender: sender, appID: app,
-                subtype: subtype, platform: platform, androidID: androidID, installationID: installationID,
-                createdAt: now)
-        } else {
-            guard subtype != nil else { return register3Error("INVALID_PARAMETERS", status: .badRequest) }
-            registration = Registration(
-                token: Registration.makeToken(), kind: .webChannel, projectID: nil, sender: sender, appID: app,
-                subtype: subtype, platform: .web, androidID: androidID, createdAt: now)
-        }
-        try await environment.store.createRegistration(registration)
-        environment.metrics.increment("herald_registrations_total", [("kind", registration.kind.rawValue)])
-        environment.logger.info(
-            "registered", metadata: ["token": "\(Registration.redacted(registration.token))", "app": "\(app)"])
-        return Response(
-            status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: "token=\(registration.token)")))
-    }
-
-    /// `register3` with `delete=true`: the app was uninstalled or deleted its token
-    /// (SEMANTICS L6). Deletes the named token, or every live token of the app on the device.
-    private func unregister(androidID: UInt64, app: String, token: String?) async throws -> Response {
-        let now = environment.clock.now()
-        let targets = try await environment.store.registrations(androidID: androidID).filter { registration in
-            registration.appID == app && (token == nil || registration.token == token)
-        }
-        guard !targets.isEmpty else { return register3Error("NOT_REGISTERED", status: .badRequest) }
-        for registration in targets {
-            _ = try await environment.store.deleteRegistration(token: registration.token, at: now)
-            environment.logger.info("unregistered", metadata: ["token": "\(Registration.redacted(registration.token))"])
-        }
-        return Response(
-            status: .ok, headers: [.contentType: "text/plain; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: "deleted=\(app)")))
-    }
-
-    private func parseAidLogin(_ authorization: String?) -> (UInt64, UInt64)? {
-        guard let authorization, authorization.hasPrefix("AidLogin ") else { return nil }
-        let parts = authorization.dropFirst("AidLogin ".count).split(separator: ":")
-        guard parts.count == 2, let id = UInt64(parts[0]), let token = UInt64(parts[1]) else { return nil }
-        return (id, token)
-    }
-
-    private func register3Error(_ code: String, status: HTTPResponse.Status) -> Response {
-        Response(
-            status: status, headers: [.contentType: "text/plain; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(string: "Error=\(code)")))
-    }
-
     // MARK: Firebase Installations
 
-    private func requireAPIKey(_ request: Request, projectName: String) throws -> Project {
+    /// The project a URL names, when the request presents its API key. A project or key the
+    /// directory does not know yet (created a moment ago) is looked for in the store.
+    private func requireAPIKey(_ request: Request, projectName: String) async throws -> Project {
         let presented = request.headers[HTTPField.Name("x-goog-api-key")!] ?? request.uri.queryParameters.get("key")
-        guard let project = environment.directory.project(named: projectName), presented == project.apiKey else {
+        let project = await environment.directory.find { directory in
+            directory.project(named: projectName).flatMap { $0.apiKey == presented ? $0 : nil }
+        }
+        guard let project else {
             throw HeraldError(status: .invalidArgument, message: "API key not valid. Please pass a valid API key.")
         }
         return project

@@ -62,6 +62,12 @@ public struct ClusterService: Service {
                 await group.waitForAll()
             }
         }
+        do {
+            try await store.leave()
+            logger.info("left the cluster", metadata: ["node": "\(store.nodeID)"])
+        } catch {
+            logger.warning("leaving the cluster failed", metadata: ["error": "\(error)"])
+        }
     }
 
     /// Wakes the local sessions of devices other nodes stored messages for.

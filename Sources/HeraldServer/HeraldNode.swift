@@ -40,10 +40,13 @@ public struct HeraldNode: Sendable {
         let metricsRegistry = PrometheusCollectorRegistry()
         self.metricsRegistry = metricsRegistry
         metrics = HeraldMetrics(factory: PrometheusMetricsFactory(registry: metricsRegistry))
-        directory = CredentialDirectory()
+        directory = CredentialDirectory(store: store, clock: clock)
         devices = DeviceRegistry()
         try await directory.reload(from: store, force: true)
         if let cluster = store as? any ClusterStore {
+            try await NodeIdentity.ensureUnclaimed(
+                cluster, deadAfterMilliseconds: configuration.cluster.deadAfterMilliseconds, clock: clock,
+                logger: logger)
             // Claims left from this node's previous run: its connections are gone.
             _ = try await cluster.releaseNode(cluster.nodeID)
         }
@@ -81,7 +84,9 @@ public struct HeraldNode: Sendable {
             throw PostgresStore.Failure(description: "not a postgres:// URL: \(url)")
         }
         return try await PostgresStore.open(
-            location, nodeID: configuration.nodeID, logger: logger, connections: configuration.databaseConnections)
+            location, nodeID: configuration.nodeID,
+            nodeAddress: NodeIdentity.address(httpHost: configuration.httpHost, httpPort: configuration.httpPort),
+            logger: logger, connections: configuration.databaseConnections)
     }
 
     /// The Hummingbird application serving every HTTP route.

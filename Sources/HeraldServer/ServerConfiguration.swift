@@ -8,7 +8,8 @@ public struct ServerConfiguration: Sendable {
     /// A `postgres://` URL: the shared store several nodes use; nil for embedded SQLite.
     public var storeURL: String?
     /// This node's name among the nodes sharing a store; stable across restarts, so that a
-    /// restarted node takes back what it held.
+    /// restarted node takes back what it held. `herald serve` without `--node-id` derives one
+    /// (`NodeIdentity.stable`). A node refuses to start while a live node holds its id.
     public var nodeID: String = "node-1"
     /// Connections to PostgreSQL per node.
     public var databaseConnections: Int = 20

@@ -14,6 +14,13 @@ public protocol ClusterStore: HeraldStore {
     /// life is older than `deadAfterMilliseconds`.
     func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String]
 
+    /// A node's last sign of life and where it runs, if it has a record.
+    func node(_ id: String) async throws -> NodeRecord?
+
+    /// Marks this node as stopped (a graceful shutdown), so that the other nodes release
+    /// its claims at once and a restart under its id need not wait for its heartbeat to age.
+    func leave() async throws
+
     /// Forgets a node: its device connections are no longer claimed, its unfinished fanouts
     /// are taken over by this node, and its quota counts are removed. Answers how many
     /// fanouts were taken over.
@@ -44,6 +51,19 @@ public protocol ClusterStore: HeraldStore {
     /// Stores this node's counts of a quota (per project, per bucket start) and answers the
     /// other nodes' counts since `since`, summed per project and bucket start.
     func exchangeQuotaCounts(quota: String, mine: [QuotaCount], since: Timestamp) async throws -> [QuotaCount]
+}
+
+/// One node as the store knows it: its id, where it runs, and its last heartbeat.
+public struct NodeRecord: Sendable, Hashable {
+    public var id: String
+    public var address: String
+    public var heartbeatAt: Timestamp
+
+    public init(id: String, address: String, heartbeatAt: Timestamp) {
+        self.id = id
+        self.address = address
+        self.heartbeatAt = heartbeatAt
+    }
 }
 
 /// A node's count for one project's quota in one time bucket.

@@ -13,6 +13,8 @@ import PostgresNIO
 /// reader after sequence N never misses a row committed later.
 public final class PostgresStore: ClusterStore {
     public let nodeID: String
+    /// Where this node runs (host, process, HTTP address), recorded with its heartbeats.
+    public let nodeAddress: String
     /// Where the database is.
     public let location: Location
     private let client: PostgresClient
@@ -65,8 +67,8 @@ public final class PostgresStore: ClusterStore {
     /// Connects, migrates the schema (one node at a time) and answers the store for `nodeID`.
     /// Fails after `timeout` when the database cannot be reached or refuses the login.
     public static func open(
-        _ location: Location, nodeID: String, logger: Logger, connections: Int = 20, timeout: Duration = .seconds(20),
-        migrating: Bool = true
+        _ location: Location, nodeID: String, nodeAddress: String = "", logger: Logger, connections: Int = 20,
+        timeout: Duration = .seconds(20), migrating: Bool = true
     ) async throws -> PostgresStore {
         let tls: PostgresClient.Configuration.TLS =
             location.requireTLS ? .require(.makeClientConfiguration()) : .disable
@@ -77,7 +79,7 @@ public final class PostgresStore: ClusterStore {
         configuration.options.minimumConnections = 1
         let store = PostgresStore(
             client: PostgresClient(configuration: configuration, backgroundLogger: logger), location: location,
-            nodeID: nodeID, logger: logger)
+            nodeID: nodeID, nodeAddress: nodeAddress, logger: logger)
         do {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
@@ -109,10 +111,11 @@ public final class PostgresStore: ClusterStore {
         _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
     }
 
-    private init(client: PostgresClient, location: Location, nodeID: String, logger: Logger) {
+    private init(client: PostgresClient, location: Location, nodeID: String, nodeAddress: String, logger: Logger) {
         self.client = client
         self.location = location
         self.nodeID = nodeID
+        self.nodeAddress = nodeAddress
         self.logger = logger
         running = Task { await client.run() }
     }
@@ -305,6 +308,8 @@ public final class PostgresStore: ClusterStore {
                 "CREATE INDEX registrations_project ON registrations(project_id, android_id, token)",
             ]
         ),
+        // Where each node runs, so that a node asking for a live node's id is told which one holds it.
+        ("v5-node-address", ["ALTER TABLE nodes ADD COLUMN address TEXT NOT NULL DEFAULT ''"]),
     ]
 
     private func migrate() async throws {
@@ -1128,8 +1133,9 @@ public final class PostgresStore: ClusterStore {
     public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String] {
         try await run(
             """
-            INSERT INTO nodes (id, started_at, heartbeat_at) VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds))
-            ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at
+            INSERT INTO nodes (id, started_at, heartbeat_at, address)
+            VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds), \(nodeAddress))
+            ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, address = excluded.address
             """)
         return try await rows(
             """
@@ -1137,6 +1143,17 @@ public final class PostgresStore: ClusterStore {
             ORDER BY id
             """
         ).map { try $0.decode(String.self) }
+    }
+
+    public func node(_ id: String) async throws -> NodeRecord? {
+        try await rows("SELECT address, heartbeat_at FROM nodes WHERE id = \(id)").first.map { row in
+            let (address, heartbeat) = try row.decode((String, Int64).self)
+            return NodeRecord(id: id, address: address, heartbeatAt: Timestamp(milliseconds: heartbeat))
+        }
+    }
+
+    public func leave() async throws {
+        try await run("UPDATE nodes SET heartbeat_at = 0 WHERE id = \(nodeID)")
     }
 
     public func releaseNode(_ node: String) async throws -> Int {

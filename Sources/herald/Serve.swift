@@ -48,8 +48,11 @@ struct Serve: AsyncParsableCommand {
 
     @Option(
         name: .customLong("node-id"),
-        help: "This node's name among nodes sharing a --store; keep it across restarts (env HERALD_NODE_ID).")
-    var nodeID = ProcessInfo.processInfo.environment["HERALD_NODE_ID"] ?? "node-1"
+        help: """
+            This node's name among nodes sharing a --store (env HERALD_NODE_ID). Default: the host's name \
+            and a random suffix, kept in <data-dir>/node-id.
+            """)
+    var nodeID = ProcessInfo.processInfo.environment["HERALD_NODE_ID"]
 
     @Option(name: .customLong("database-connections"), help: "Connections to PostgreSQL from this node.")
     var databaseConnections = 20
@@ -103,7 +106,11 @@ struct Serve: AsyncParsableCommand {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = storeOptions.dataDirectory
         configuration.storeURL = storeOptions.storeURL
-        configuration.nodeID = nodeID
+        if let nodeID {
+            configuration.nodeID = nodeID
+        } else if storeOptions.storeURL != nil {
+            configuration.nodeID = try NodeIdentity.stable(dataDirectory: storeOptions.dataDirectory)
+        }
         configuration.databaseConnections = databaseConnections
         configuration.httpHost = httpHost
         configuration.httpPort = httpPort
@@ -133,7 +140,7 @@ struct Serve: AsyncParsableCommand {
         let store = try await HeraldNode.openStore(configuration, logger: logger)
         let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
         if let location = storeOptions.storeURL.flatMap(PostgresStore.Location.init(url:)) {
-            logger.info("shared store \(location.redacted), node \(nodeID)")
+            logger.info("shared store \(location.redacted), node \(configuration.nodeID)")
         } else {
             logger.info("data directory \(configuration.dataDirectory)")
         }

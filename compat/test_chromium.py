@@ -1,0 +1,239 @@
+"""An unmodified Chromium (Debian's `chromium`, headless) whose push service is Herald:
+pointed at it with --gcm-checkin-url, --gcm-registration-url and --gcm-mcs-endpoint, trusting
+Herald's CA through an NSS database. Two origins subscribe with the Push API, one
+unsubscribes, and the other still receives a message sent with firebase-admin; the browser's
+own log (chrome://gcm-internals) shows its unregistration succeeded. Rules: L2, L6.
+
+Driven over the DevTools protocol; notification permission is granted with
+Browser.grantPermissions, which holds only while that DevTools connection stays open."""
+import base64
+import json
+import os
+import queue
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from firebase_admin import messaging
+
+import herald_sdk
+from conftest import free_port
+
+CHROMIUM = shutil.which("chromium") or "chromium"  # scripts/test installs Debian's chromium and libnss3-tools
+
+PAGE = b"""<!doctype html><title>push</title><script>
+async function subscribe(key) {
+  const registration = await navigator.serviceWorker.register('/sw.js');
+  await navigator.serviceWorker.ready;
+  const subscription = await registration.pushManager.subscribe({userVisibleOnly: true, applicationServerKey: key});
+  return JSON.stringify(subscription.toJSON());
+}
+async function unsubscribe() {
+  const registration = await navigator.serviceWorker.ready;
+  return await (await registration.pushManager.getSubscription()).unsubscribe();
+}
+</script>"""
+WORKER = b"""self.addEventListener('push', event => {
+  const text = event.data ? event.data.text() : '';
+  event.waitUntil(Promise.all([
+    fetch('/log', {method: 'POST', body: text}),
+    self.registration.showNotification('Herald', {body: text.slice(0, 40)}),
+  ]));
+});"""
+
+
+class Origin:
+    """A site on http://localhost:PORT (a secure context) serving the page and its service
+    worker, and collecting what the worker reports of each push."""
+
+    def __init__(self):
+        self.pushes = queue.Queue()
+        pushes = self.pushes
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self):
+                body, kind = (WORKER, "text/javascript") if self.path == "/sw.js" else (PAGE, "text/html")
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def do_POST(self):
+                pushes.put(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+        self.url = f"http://localhost:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def stop(self):
+        self.server.shutdown()
+
+
+class DevTools:
+    """One DevTools protocol connection to the browser, with flat sessions for its pages."""
+
+    def __init__(self, port):
+        import websocket
+
+        deadline = time.time() + 30
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/version", timeout=1) as response:
+                    url = json.loads(response.read())["webSocketDebuggerUrl"]
+                break
+            except OSError:
+                if time.time() > deadline:
+                    raise
+                time.sleep(0.2)
+        self.socket = websocket.create_connection(url, timeout=60)
+        self.next_id = 0
+
+    def call(self, method, session=None, **params):
+        self.next_id += 1
+        request = {"id": self.next_id, "method": method, "params": params}
+        if session:
+            request["sessionId"] = session
+        self.socket.send(json.dumps(request))
+        while True:
+            answer = json.loads(self.socket.recv())
+            if answer.get("id") == self.next_id:
+                if "error" in answer:
+                    raise RuntimeError(f"{method}: {answer['error']}")
+                return answer["result"]
+
+    def open(self, url):
+        target = self.call("Target.createTarget", url=url)["targetId"]
+        session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
+        self.wait_for(session, "document.readyState === 'complete'")
+        return session
+
+    def evaluate(self, session, expression):
+        result = self.call("Runtime.evaluate", session, expression=expression, awaitPromise=True, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, session, expression, seconds=20):
+        deadline = time.time() + seconds
+        while time.time() < deadline:
+            try:
+                if self.evaluate(session, expression):
+                    return
+            except RuntimeError:
+                pass
+            time.sleep(0.2)
+        raise AssertionError(f"not true within {seconds} s: {expression}")
+
+
+def application_server_key():
+    key = ec.generate_private_key(ec.SECP256R1())
+    raw = key.public_key().public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    return base64.urlsafe_b64encode(raw).rstrip(b"=").decode()
+
+
+def post_json(url, body, headers):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", **headers})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        return json.loads(response.read())
+
+
+def web_registration(herald, project, subscription):
+    """An FCM token for a browser subscription, made as the Firebase JS SDK makes it: an
+    installation, then a registration naming the subscription's endpoint and keys."""
+    api = {"x-goog-api-key": project["api_key"]}
+    installation = post_json(f"{herald.url}/v1/projects/{project['id']}/installations",
+                             {"appId": f"1:{project['number']}:web:chromium", "authVersion": "FIS_v2"}, api)
+    registration = post_json(
+        f"{herald.url}/v1/projects/{project['id']}/registrations",
+        {"web": {"endpoint": subscription["endpoint"], "p256dh": subscription["keys"]["p256dh"],
+                 "auth": subscription["keys"]["auth"]}},
+        {**api, "x-goog-firebase-installations-auth": installation["authToken"]["token"]})
+    return registration["token"]
+
+
+@pytest.fixture
+def browser(herald):
+    home = tempfile.mkdtemp(prefix="herald-chromium-")
+    nssdb = os.path.join(home, ".pki", "nssdb")
+    os.makedirs(nssdb)
+    subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-N", "--empty-password"], check=True, capture_output=True)
+    subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "herald", "-i", herald.ca_file],
+                   check=True, capture_output=True)
+    port = free_port()
+    log = open(os.path.join(home, "chromium.log"), "wb")
+    process = subprocess.Popen(
+        [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         f"--user-data-dir={os.path.join(home, 'profile')}", f"--remote-debugging-port={port}",
+         f"--gcm-checkin-url={herald.url}/checkin", f"--gcm-registration-url={herald.url}/c2dm/register3",
+         f"--gcm-mcs-endpoint=https://127.0.0.1:{herald.gateway_port}", "about:blank"],
+        env={**os.environ, "HOME": home}, stdout=log, stderr=subprocess.STDOUT)
+    try:
+        yield DevTools(port)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_L6_a_browser_unsubscribes_one_site_and_the_other_still_receives(herald, browser):
+    project = herald.projects["compat-devices"]
+    app = herald_sdk.initialize(herald.url, project["key_file"], name="chromium")
+    origins = [Origin(), Origin()]
+    try:
+        for origin in origins:
+            browser.call("Browser.grantPermissions", origin=origin.url, permissions=["notifications"])
+        internals = browser.open("chrome://gcm-internals")
+        browser.evaluate(internals, "chrome.send('setRecording', [true])")
+
+        sessions, tokens = [], []
+        for origin in origins:
+            session = browser.open(f"{origin.url}/")
+            subscription = json.loads(browser.evaluate(session, f"subscribe('{application_server_key()}')"))
+            assert subscription["endpoint"].split("/fcm/send/")[1]
+            sessions.append(session)
+            tokens.append(web_registration(herald, project, subscription))
+
+        for origin, token in zip(origins, tokens):
+            messaging.send(messaging.Message(token=token, data={"site": origin.url}), app=app)
+            assert origin.url in origins[origins.index(origin)].pushes.get(timeout=30)
+
+        assert browser.evaluate(sessions[0], "unsubscribe()") is True
+        # The browser's delete removes that site's channel and the FCM token built on it ...
+        deadline = time.time() + 20
+        while True:
+            try:
+                messaging.send(messaging.Message(token=tokens[0], data={"after": "unsubscribe"}), dry_run=True,
+                               app=app)
+            except messaging.UnregisteredError:
+                break
+            assert time.time() < deadline, "the unsubscribed site's token is still registered"
+            time.sleep(0.3)
+        # ... and only that one: the other site still receives.
+        messaging.send(messaging.Message(token=tokens[1], data={"still": "subscribed"}), app=app)
+        assert "subscribed" in origins[1].pushes.get(timeout=30)
+
+        browser.wait_for(internals, "document.body.innerText.includes('Unregistration response received')")
+        text = browser.evaluate(internals, "document.body.innerText")
+        assert "Unregistration response received\tSUCCESS" in text
+        for failure in ("RESPONSE_PARSING_FAILED", "UNKNOWN_ERROR", "Unregistration retry delayed", "INCORRECT_APP_ID"):
+            assert failure not in text
+    finally:
+        for origin in origins:
+            origin.stop()
