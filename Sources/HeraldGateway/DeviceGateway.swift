@@ -435,7 +435,9 @@ public final class DeviceGateway: Sendable {
 
         func handleScheduledCallback(eventLoop: some EventLoop) { body() }
     }
-    /// Counts an impression or an open against the message's project, app and label.
+    /// Counts an impression or an open against the message's project, app and label, once
+    /// per device, message and kind, and only from a device the message was addressed to
+    /// (`addressee(of:on:)`): a receipt from any other device is dropped.
     ///
     /// A device is sent a message while the message is being written, so its impression
     /// can come back before the write is done: an unknown message is looked for again for
@@ -446,21 +448,48 @@ public final class DeviceGateway: Sendable {
             try? await Task.sleep(for: .milliseconds(50))
             found = try? await store.message(id: messageID)
         }
-        guard let message = found,
-            let registration = try? await store.registrations(androidID: androidID).first(where: {
-                $0.projectID == message.projectID
-            })
-        else { return }
+        guard let message = found, let registration = try? await addressee(of: message, on: androidID) else {
+            metrics.increment("herald_receipts_refused_total")
+            return
+        }
         let body = try? JSONParser.parse(Array(message.body.utf8))
         let label =
             body?["android"]?["fcm_options"]?["analytics_label"]?.stringValue
             ?? body?["fcm_options"]?["analytics_label"]?.stringValue
-        try? await store.record([
-            DeliveryStat(
-                DeliveryStatKey(
-                    projectID: message.projectID, at: message.createdAt, appID: registration.appID, label: label),
-                counter)
-        ])
+        let stat = DeliveryStat(
+            DeliveryStatKey(
+                projectID: message.projectID, at: message.createdAt, appID: registration.appID, label: label),
+            counter)
+        _ = try? await store.recordReceipt(stat, messageID: message.id, androidID: androidID)
+    }
+
+    /// The registration on this device that `message` was addressed to: its token or
+    /// installation, a member of its device group, or one subscribed as its topic or
+    /// condition asks; nil when none is.
+    private func addressee(of message: StoredMessage, on androidID: UInt64) async throws -> Registration? {
+        let registrations = try await store.registrations(androidID: androidID).filter {
+            $0.projectID == message.projectID
+        }
+        switch message.targetKind {
+        case "token":
+            if let direct = registrations.first(where: { $0.token == message.target }) { return direct }
+            let group = try await store.deviceGroup(
+                projectID: message.projectID, name: nil, notificationKey: message.target)
+            return registrations.first { group?.members.contains($0.token) == true }
+        case "fid":
+            return registrations.first { $0.installationID == message.target }
+        case "topic", "condition":
+            let condition = message.targetKind == "topic" ? nil : try? Condition.parse(message.target)
+            for registration in registrations {
+                let topics = Set(try await store.subscriptions(token: registration.token).map(\.topic))
+                if condition.map({ $0.matches(topics.contains) }) ?? topics.contains(message.target) {
+                    return registration
+                }
+            }
+            return nil
+        default:
+            return nil
+        }
     }
 
     private func checkLogin(androidID: UInt64, securityToken: UInt64) async -> Bool {

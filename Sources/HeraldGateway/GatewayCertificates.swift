@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldStorage
 public import NIOSSL
 import SwiftASN1
 import X509
@@ -27,10 +28,11 @@ public struct GatewayCertificates: Sendable {
         if [files.caPath, files.certificatePath, files.keyPath].allSatisfy(manager.fileExists(atPath:)) {
             return files
         }
-        try manager.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try PrivateDirectory.prepare(directory)
         let (ca, server, serverKey) = try makeCertificates(hostnames: hostnames)
-        try write(ca, to: files.caPath, mode: 0o644)
-        try write(server + ca, to: files.certificatePath, mode: 0o644)
+        // Private like the rest of the data directory; devices get a copy of the CA.
+        try write(ca, to: files.caPath, mode: 0o600)
+        try write(server + ca, to: files.certificatePath, mode: 0o600)
         try write(serverKey, to: files.keyPath, mode: 0o600)
         return files
     }

@@ -7,10 +7,11 @@ import Hummingbird
 struct DeliveryDataRoutes {
     let environment: HTTPEnvironment
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HeraldRequestContext>) {
         router.get("/v1beta1/projects/:project/androidApps/:app/deliveryData") { request, context in
             let (_, project) = try await environment.authenticator.authorize(
-                authorization: request.headers[.authorization], projectName: try context.parameters.require("project"))
+                authorization: request.headers[.authorization], host: request.head.authority,
+                projectName: try context.parameters.require("project"))
             let app = try context.parameters.require("app")
             let query = request.uri.queryParameters
             let pageSize = min(10_000, max(1, query.get("pageSize").flatMap { Int($0) } ?? 1000))

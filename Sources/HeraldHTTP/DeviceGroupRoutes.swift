@@ -10,7 +10,7 @@ struct DeviceGroupRoutes {
     let environment: HTTPEnvironment
     static let maximumMembers = 20
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HeraldRequestContext>) {
         router.post("/fcm/notification") { request, _ in
             let project = try await groupProject(request)
             let body = try await request.collectBody()
@@ -42,7 +42,8 @@ struct DeviceGroupRoutes {
 
     /// The project named by the `project_id` header (its sender id), when the credentials are its own.
     private func groupProject(_ request: Request) async throws -> Project {
-        let project = try await environment.authenticator.legacyProject(authorization: request.headers[.authorization])
+        let project = try await environment.authenticator.legacyProject(
+            authorization: request.headers[.authorization], host: request.head.authority)
         if let sender = request.headers[HTTPField.Name("project_id")!], sender != String(project.number) {
             throw HeraldError.permissionDenied("The project_id header names another sender.")
         }

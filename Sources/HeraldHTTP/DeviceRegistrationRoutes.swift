@@ -10,14 +10,18 @@ import SwiftProtobuf
 struct DeviceRegistrationRoutes {
     let environment: HTTPEnvironment
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.post("/checkin") { request, _ in try await checkin(try await request.collectBody()) }
-        router.post("/c2dm/register3") { request, _ in
+    func register(on router: Router<HeraldRequestContext>) {
+        router.post("/checkin") { request, context in
+            try await checkin(try await request.collectBody(), from: context.sourceAddress)
+        }
+        router.post("/c2dm/register3") { request, context in
             try await Register3Endpoint(environment: environment).handle(
-                try await request.collectBody(), authorization: request.headers[.authorization])
+                try await request.collectBody(), authorization: request.headers[.authorization],
+                from: context.sourceAddress)
         }
         router.post("/v1/projects/:project/installations") { request, context in
             let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
+            try admitRegistration(from: context.sourceAddress)
             return try await createInstallation(try await request.collectBody(), project: project)
         }
         router.post("/v1/projects/:project/installations/:fid/authTokens:generate") { request, context in
@@ -28,18 +32,33 @@ struct DeviceRegistrationRoutes {
         }
         router.post("/v1/projects/:project/registrations") { request, context in
             let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
+            try admitRegistration(from: context.sourceAddress)
             return try await createWebRegistration(
                 try await request.collectBody(), project: project,
                 installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!])
         }
     }
 
+    /// Counts a registration from `address`; throws `RESOURCE_EXHAUSTED` past its allowance.
+    private func admitRegistration(from address: String) throws {
+        guard environment.deviceRequests.admit(.registration, address) else {
+            throw HeraldError.quotaExceeded(
+                subject: "registrations-per-address", retryAfterSeconds: 60,
+                message: "Too many registrations from this address; try again later.")
+        }
+    }
+
     // MARK: Check-in
 
-    /// A first check-in gets a new android id and security token; a later one that
-    /// presents both keeps them.
-    func checkin(_ body: ByteBuffer) async throws -> Response {
-        guard let checkin = try? CheckinProto_AndroidCheckinRequest(serializedBytes: Array(body.readableBytesView))
+    /// The largest check-in accepted: FCM's clients send a few hundred bytes.
+    static let maximumCheckinBytes = 16_384
+
+    /// A first check-in gets a new android id and security token (at most
+    /// `DeviceRequestLimiter.Limits.checkinsPerAddress` a minute from one address); a later
+    /// one that presents both keeps them.
+    func checkin(_ body: ByteBuffer, from address: String) async throws -> Response {
+        guard body.readableBytes <= Self.maximumCheckinBytes,
+            let checkin = try? CheckinProto_AndroidCheckinRequest(serializedBytes: Array(body.readableBytesView))
         else {
             return Response(status: .badRequest, body: ResponseBody(byteBuffer: ByteBuffer(string: "Bad Request")))
         }
@@ -54,6 +73,11 @@ struct DeviceRegistrationRoutes {
             }
             device = known
         } else {
+            guard environment.deviceRequests.admit(.checkin, address) else {
+                return Response(
+                    status: .tooManyRequests, headers: [.retryAfter: "60"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "Too Many Requests")))
+            }
             device = Device.make(at: now)
             try await environment.store.createDevice(device)
             environment.metrics.increment("herald_devices_checked_in_total")
@@ -91,19 +115,24 @@ struct DeviceRegistrationRoutes {
         guard let appID = json["appId"]?.stringValue, !appID.isEmpty else {
             throw HeraldError.invalidField("appId", "appId is required.")
         }
-        var fid = json["fid"]?.stringValue ?? ""
+        let proposed = json["fid"]?.stringValue ?? ""
         let valid =
-            (16...64).contains(fid.utf8.count)
-            && fid.utf8.allSatisfy {
+            (16...64).contains(proposed.utf8.count)
+            && proposed.utf8.allSatisfy {
                 Base64URL.isAlphabet($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "/")
                     || $0 == UInt8(ascii: "=")
             }
-        if !valid { fid = SecureRandom.token(bytes: 16) }
         let now = environment.clock.now()
-        let installation = Installation(
-            fid: fid, projectID: project.id, appID: appID, refreshToken: "3_" + SecureRandom.token(bytes: 32),
-            createdAt: now)
-        try await environment.store.saveInstallation(installation)
+        // An existing installation is never replaced: a proposed id that is malformed or
+        // taken gets a fresh one, as Firebase Installations answers, so knowing another app
+        // instance's FID and the public API key gives no hold on it.
+        var installation = Installation(
+            fid: valid ? proposed : SecureRandom.token(bytes: 16), projectID: project.id, appID: appID,
+            refreshToken: "3_" + SecureRandom.token(bytes: 32), createdAt: now)
+        while try await !environment.store.createInstallation(installation) {
+            installation.fid = SecureRandom.token(bytes: 16)
+        }
+        let fid = installation.fid
         return Response.json(
             .object([
                 (key: "name", value: .string("projects/\(project.number)/installations/\(fid)")),

@@ -19,6 +19,10 @@ public struct HTTPEnvironment: Sendable {
     public var logger: Logger
     /// Renders the Prometheus text exposition for `GET /metrics`.
     public var renderMetrics: @Sendable () -> String
+    /// Bounds what one address or device may ask of the unauthenticated device endpoints.
+    public var deviceRequests: DeviceRequestLimiter
+    /// Who may read `GET /metrics`.
+    public var metricsAccess: MetricsAccess
     /// The lanes in which HTTP requests' tasks wait for a thread (`RequestLanes`): an
     /// overloaded project's accepted sends wait behind other projects' requests.
     public var lanes: RequestLanes
@@ -26,8 +30,11 @@ public struct HTTPEnvironment: Sendable {
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
         quotas: Quotas, sends: ConcurrencyGate, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
-        renderMetrics: @escaping @Sendable () -> String, lanes: RequestLanes = .shared
+        renderMetrics: @escaping @Sendable () -> String, metricsAccess: MetricsAccess = .open,
+        deviceRequestLimits: DeviceRequestLimiter.Limits = .init(), lanes: RequestLanes = .shared
     ) {
+        self.deviceRequests = DeviceRequestLimiter(limits: deviceRequestLimits, clock: clock)
+        self.metricsAccess = metricsAccess
         self.lanes = lanes
         self.quotas = quotas
         self.sends = sends

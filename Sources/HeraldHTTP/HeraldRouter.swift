@@ -9,8 +9,8 @@ public enum HeraldRouter {
     static let maximumBodyBytes = 1 << 20
 
     /// A router with every route Herald serves.
-    public static func make(_ environment: HTTPEnvironment) -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    public static func make(_ environment: HTTPEnvironment) -> Router<HeraldRequestContext> {
+        let router = Router(context: HeraldRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics, logger: environment.logger))
         OperationsRoutes(environment: environment).register(on: router)
         TokenRoutes(environment: environment).register(on: router)

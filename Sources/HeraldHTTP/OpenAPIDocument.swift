@@ -7,7 +7,7 @@ import Hummingbird
 /// `compat/test_openapi.py` checks that it names every route the router serves and
 /// drives it with schemathesis, which must never see a 5xx answer.
 enum OpenAPIDocument {
-    static func register(on router: Router<BasicRequestContext>) {
+    static func register(on router: Router<HeraldRequestContext>) {
         router.get("/openapi.json") { _, _ in
             Response(
                 status: .ok, headers: [.contentType: "application/json"],

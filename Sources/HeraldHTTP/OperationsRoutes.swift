@@ -5,13 +5,25 @@ import Hummingbird
 struct OperationsRoutes {
     let environment: HTTPEnvironment
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HeraldRequestContext>) {
         router.get("/healthz") { _, _ in
             Response.json(.stringObject([("status", "ok")]))
         }
         let render = environment.renderMetrics
-        router.get("/metrics") { _, _ in
-            Response(
+        let access = environment.metricsAccess
+        router.get("/metrics") { request, _ in
+            guard access.allows(authorization: request.headers[.authorization]) else {
+                return Response.json(
+                    .stringObject([
+                        (
+                            "error",
+                            access == .closed
+                                ? "Metrics are served beyond loopback only with --metrics-token."
+                                : "A valid metrics bearer token is required."
+                        )
+                    ]), status: .unauthorized)
+            }
+            return Response(
                 status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                 body: ResponseBody(byteBuffer: ByteBuffer(string: render())))
         }

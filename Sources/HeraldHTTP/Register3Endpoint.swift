@@ -10,12 +10,19 @@ import Hummingbird
 struct Register3Endpoint {
     let environment: HTTPEnvironment
 
-    func handle(_ body: ByteBuffer, authorization: String?) async throws -> Response {
+    func handle(_ body: ByteBuffer, authorization: String?, from address: String) async throws -> Response {
         guard let (androidID, securityToken) = Self.parseAidLogin(authorization),
             let device = try await environment.store.device(androidID: androidID),
             device.securityToken == securityToken
         else { return answer(androidID: nil, "Error=AUTHENTICATION_FAILED", status: .unauthorized) }
-        guard let form = FormBody.parse(body.readableBytesView) else {
+        guard environment.deviceRequests.admit(.registration, address),
+            environment.deviceRequests.admit(.deviceRegistration, String(androidID))
+        else {
+            return answer(
+                androidID: androidID, "Error=TOO_MANY_REGISTRATIONS", status: .tooManyRequests,
+                headers: [.retryAfter: "60"])
+        }
+        guard body.readableBytes <= Self.maximumBodyBytes, let form = FormBody.parse(body.readableBytesView) else {
             return answer(androidID: androidID, "Error=INVALID_PARAMETERS", status: .badRequest)
         }
         let request: Register3Request
@@ -117,6 +124,9 @@ struct Register3Endpoint {
     }
 
     // MARK: Wire
+
+    /// The largest form accepted: every field at its limit fits many times over.
+    static let maximumBodyBytes = 16_384
 
     static func parseAidLogin(_ authorization: String?) -> (UInt64, UInt64)? {
         guard let authorization, authorization.hasPrefix("AidLogin ") else { return nil }

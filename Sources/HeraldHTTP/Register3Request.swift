@@ -59,10 +59,30 @@ public enum Register3Request: Sendable, Equatable {
         public var code: String
     }
 
+    /// The longest value a field may have, by field; a field not named here may have `defaultLimit`.
+    static let fieldLimits: [String: Int] = [
+        "app": 255, "sender": 4096, "X-subtype": 512, "appid": 255, "X-appid": 200,
+        "X-Goog-Firebase-Installations-Auth": 2048, "X-gcm.topic": 920, "X-scope": 920,
+    ]
+    static let defaultLimit = 255
+
+    /// Whether every field is within its length and uses printable ASCII only (what FCM's
+    /// clients send), and `app` is a package name or bundle id.
+    static func isBounded(_ form: [String: String]) -> Bool {
+        for (name, value) in form {
+            guard value.utf8.count <= fieldLimits[name, default: defaultLimit],
+                value.utf8.allSatisfy({ (0x20...0x7E).contains($0) })
+            else { return false }
+        }
+        return form["app"].map { app in
+            app.utf8.allSatisfy { Base64URL.isAlphabet($0) || $0 == UInt8(ascii: ".") }
+        } ?? true
+    }
+
     /// Reads a form already decoded into fields; `androidID` is the device the request authenticated as.
     public static func parse(_ form: [String: String], androidID: UInt64) throws(Refusal) -> Register3Request {
         let invalid = Refusal(code: "INVALID_PARAMETERS")
-        guard let app = nonEmpty(form["app"]) else { throw invalid }
+        guard isBounded(form), let app = nonEmpty(form["app"]) else { throw invalid }
         if let device = form["device"], UInt64(device) != androidID { throw invalid }
         let deleting = form["delete"] == "true" || form["delete"] == "1"
         if let topicPath = nonEmpty(form["X-gcm.topic"]) {

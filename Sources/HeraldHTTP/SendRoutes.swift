@@ -8,11 +8,11 @@ struct SendRoutes {
 
     let environment: HTTPEnvironment
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HeraldRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.base)) { request, context in
             let projectName = try context.parameters.require("project")
             let (_, project) = try await environment.authenticator.authorize(
-                authorization: request.headers[.authorization], projectName: projectName)
+                authorization: request.headers[.authorization], host: request.head.authority, projectName: projectName)
             guard environment.sends.enter() else {
                 environment.metrics.increment("herald_overload_rejections_total", [("surface", "send")])
                 throw HeraldError.unavailable(retryAfterSeconds: 1, "Herald is overloaded; retry later.")

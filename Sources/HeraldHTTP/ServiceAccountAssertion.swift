@@ -9,6 +9,39 @@ public struct ServiceAccountAssertion: Sendable {
         "https://www.googleapis.com/auth/firebase.messaging",
         "https://www.googleapis.com/auth/cloud-platform",
     ]
+    /// Where an assertion may be meant for: the token endpoint (the JWT-bearer grant) or the
+    /// API itself (a self-signed bearer JWT). `host` is the authority the request reached
+    /// Herald at, so an `aud` naming Herald there is accepted too.
+    public enum Audience: Sendable {
+        case tokenEndpoint(host: String?)
+        case api(host: String?)
+
+        /// Google's token URLs, which google-auth and the other SDKs put in a grant's `aud`.
+        static let googleTokenURLs: Set<String> = [
+            "https://oauth2.googleapis.com/token", "https://accounts.google.com/o/oauth2/token",
+            "https://www.googleapis.com/oauth2/v4/token",
+        ]
+        /// The API hosts SDKs put in a self-signed JWT's `aud` (google-auth for Python puts none).
+        static let googleAPIs: Set<String> = [
+            "https://fcm.googleapis.com/", "https://fcm.googleapis.com", "https://iid.googleapis.com/",
+            "https://fcmdata.googleapis.com/",
+        ]
+
+        /// Whether a JWT's `aud` (nil when absent) is one this audience accepts.
+        func accepts(_ audience: String?) -> Bool {
+            switch self {
+            case .tokenEndpoint(let host):
+                guard let audience else { return false }
+                return Self.googleTokenURLs.contains(audience)
+                    || host.map { ["http://\($0)/token", "https://\($0)/token"].contains(audience) } ?? false
+            case .api(let host):
+                guard let audience else { return true }
+                return Self.googleAPIs.contains(audience)
+                    || host.map { ["http://\($0)", "https://\($0)"].contains(audience.trimmingSuffix("/")) } ?? false
+            }
+        }
+    }
+
     /// How far clocks may disagree, in seconds.
     static let allowedSkewSeconds: Int64 = 300
 
@@ -44,9 +77,9 @@ public struct ServiceAccountAssertion: Sendable {
     }
 
     /// Checks a JWT against the key named by its `kid`: the RS256 signature, the issuer,
-    /// the scope and a lifetime of at most an hour. Answers when it expires.
+    /// the audience, the scope and a lifetime of at most an hour. Answers when it expires.
     public static func verify(
-        _ token: String, key: ServiceAccountKey, now: Timestamp, requireScope: Bool = true
+        _ token: String, key: ServiceAccountKey, now: Timestamp, audience: Audience, requireScope: Bool = true
     ) async throws(Rejection) -> Timestamp {
         let claims: Claims
         do {
@@ -60,6 +93,9 @@ public struct ServiceAccountAssertion: Sendable {
         guard claims.iss == key.clientEmail else {
             throw Rejection(
                 code: "invalid_grant", description: "Invalid JWT: the issuer is not the key's service account.")
+        }
+        guard audience.accepts(claims.aud) else {
+            throw Rejection(code: "invalid_grant", description: "Invalid JWT: the audience is not this server's.")
         }
         guard let issued = claims.iat, let expires = claims.exp else {
             throw Rejection(code: "invalid_grant", description: "Invalid JWT: iat and exp are required.")
@@ -85,5 +121,11 @@ public struct ServiceAccountAssertion: Sendable {
             }
         }
         return Timestamp(seconds: expires)
+    }
+}
+
+extension String {
+    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+        hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -6,14 +6,14 @@ struct TokenRoutes {
     static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
     let environment: HTTPEnvironment
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HeraldRequestContext>) {
         router.post("/token") { request, _ in
-            try await exchange(try await request.collectBody())
+            try await exchange(try await request.collectBody(), host: request.head.authority)
         }
     }
 
     /// Exchanges a signed assertion for an access token, or answers an OAuth error.
-    func exchange(_ body: ByteBuffer) async throws -> Response {
+    func exchange(_ body: ByteBuffer, host: String?) async throws -> Response {
         guard let form = FormBody.parse(body.readableBytesView) else {
             return oauthError("invalid_request", "The request body is not a valid form.")
         }
@@ -32,7 +32,8 @@ struct TokenRoutes {
         }
         let now = environment.clock.now()
         do {
-            _ = try await ServiceAccountAssertion.verify(assertion, key: key, now: now)
+            _ = try await ServiceAccountAssertion.verify(
+                assertion, key: key, now: now, audience: .tokenEndpoint(host: host))
         } catch {
             return oauthError(error.code, error.description)
         }

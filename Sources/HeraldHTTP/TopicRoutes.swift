@@ -12,7 +12,7 @@ struct TopicRoutes {
     /// Topics one app instance may subscribe to.
     static let topicsPerToken = 2000
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<HeraldRequestContext>) {
         let base = "/v1/projects/:project/registrations/:token/topicSubscriptions"
         router.post(RouterPath(stringLiteral: base)) { request, context in
             let (project, registration) = try await ownedRegistration(request, context)
@@ -74,11 +74,12 @@ struct TopicRoutes {
 
     // MARK: v1 resource
 
-    private func ownedRegistration(_ request: Request, _ context: BasicRequestContext) async throws
+    private func ownedRegistration(_ request: Request, _ context: HeraldRequestContext) async throws
         -> (Project, Registration)
     {
         let (_, project) = try await environment.authenticator.authorize(
-            authorization: request.headers[.authorization], projectName: try context.parameters.require("project"))
+            authorization: request.headers[.authorization], host: request.head.authority,
+            projectName: try context.parameters.require("project"))
         let token = try pathValue(context, "token")
         guard RegistrationTokenFormat.isWellFormed(token) else { throw HeraldError.malformedToken(field: "token") }
         guard let registration = try await environment.store.registration(token: token),
@@ -127,7 +128,7 @@ struct TopicRoutes {
         }
     }
 
-    private func pathValue(_ context: BasicRequestContext, _ name: String) throws -> String {
+    private func pathValue(_ context: HeraldRequestContext, _ name: String) throws -> String {
         let raw = try context.parameters.require(name)
         return FormBody.decode(raw.utf8) ?? raw
     }
@@ -138,7 +139,8 @@ struct TopicRoutes {
     private func batch(_ request: Request, adding: Bool) async throws -> Response {
         let project: Project
         do {
-            project = try await environment.authenticator.legacyProject(authorization: request.headers[.authorization])
+            project = try await environment.authenticator.legacyProject(
+                authorization: request.headers[.authorization], host: request.head.authority)
         } catch {
             return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
         }
@@ -194,7 +196,8 @@ struct TopicRoutes {
     private func info(_ request: Request, token: String) async throws -> Response {
         let project: Project
         do {
-            project = try await environment.authenticator.legacyProject(authorization: request.headers[.authorization])
+            project = try await environment.authenticator.legacyProject(
+                authorization: request.headers[.authorization], host: request.head.authority)
         } catch {
             return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
         }

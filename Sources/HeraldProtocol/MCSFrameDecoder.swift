@@ -24,6 +24,9 @@ public struct MCSFrameDecoder: Sendable {
     private var buffer: [UInt8] = []
     private var start = 0
 
+    /// The MCS versions FCM's clients announce.
+    public static let supportedVersions: ClosedRange<UInt8> = 38...41
+
     /// The version the peer announced, once read.
     public private(set) var peerVersion: UInt8?
 
@@ -51,8 +54,9 @@ public struct MCSFrameDecoder: Sendable {
         if expectsVersion {
             guard index < buffer.count else { return nil }
             let version = buffer[index]
-            // Version 41 is current; 38 is what older peers announce.
-            guard version >= 38 else { throw .unsupportedVersion(version) }
+            // Version 41 is current; 38 to 40 are what older clients announce. Anything
+            // else is not an MCS client: the connection is closed with the reason.
+            guard Self.supportedVersions.contains(version) else { throw .unsupportedVersion(version) }
             peerVersion = version
             expectsVersion = false
             index += 1

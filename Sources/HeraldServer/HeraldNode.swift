@@ -24,6 +24,8 @@ public struct HeraldNode: Sendable {
     /// Expands topic, condition and device-group sends.
     public let fanouts: FanoutEngine
     public let environment: HTTPEnvironment
+    /// The store's secret that access and installation tokens are signed with.
+    public static let signingSecretName = "access-token-hmac"
     /// The rate limits, shared with other nodes through the store when it is a cluster store.
     public let quotas: Quotas
     let logger: Logger
@@ -50,7 +52,9 @@ public struct HeraldNode: Sendable {
             // Claims left from this node's previous run: its connections are gone.
             _ = try await cluster.releaseNode(cluster.nodeID)
         }
-        let secret = try await store.secret(named: "access-token-hmac") { SecureRandom.bytes(32) }
+        let secret = try await SecretRotation.load(named: Self.signingSecretName, from: store) {
+            SecureRandom.bytes(32)
+        }
         let directory = directory
         let quotas = Quotas(metrics: metrics)
         self.quotas = quotas
@@ -65,13 +69,15 @@ public struct HeraldNode: Sendable {
             store: store, clock: clock, metrics: metrics, registry: devices,
             projects: { directory.project(named: $0) }, logger: logger)
         environment = HTTPEnvironment(
-            store: store, directory: directory, tokens: AccessTokens(secret: secret),
+            store: store, directory: directory, tokens: AccessTokens(rotation: secret),
             dispatcher: Dispatcher(
                 store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, quotas: quotas,
                 acknowledgementWait: configuration.acknowledgementWait, logger: logger),
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
-            renderMetrics: { metricsRegistry.emitToString() })
+            renderMetrics: { metricsRegistry.emitToString() },
+            metricsAccess: .forListening(on: configuration.httpHost, token: configuration.metricsToken),
+            deviceRequestLimits: configuration.deviceRequestLimits)
     }
 
     /// Opens the configured store: PostgreSQL when `storeURL` names one, otherwise the
@@ -121,10 +127,11 @@ public struct HeraldNode: Sendable {
         var services: [any Service] = [
             LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
-            CredentialRefresher(directory: directory, store: store, logger: logger),
+            CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
             FanoutService(engine: fanouts),
             ExpirySweeper(
-                store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds, logger: logger),
+                store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
+                abandonedAfterSeconds: configuration.abandonedCheckinSeconds, logger: logger),
         ]
         if let sqlite = store as? SQLiteStore { services.append(LogCheckpointer(store: sqlite, logger: logger)) }
         if let cluster = store as? any ClusterStore {
@@ -245,12 +252,17 @@ public struct ExpirySweeper: Service {
     let store: any HeraldStore
     let clock: any HeraldClock
     let intervalSeconds: Int
+    let abandonedAfterSeconds: Int64
     let logger: Logger
 
-    public init(store: any HeraldStore, clock: any HeraldClock, intervalSeconds: Int, logger: Logger) {
+    public init(
+        store: any HeraldStore, clock: any HeraldClock, intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400,
+        logger: Logger
+    ) {
         self.store = store
         self.clock = clock
         self.intervalSeconds = intervalSeconds
+        self.abandonedAfterSeconds = abandonedAfterSeconds
         self.logger = logger
     }
 
@@ -265,12 +277,27 @@ public struct ExpirySweeper: Service {
         }
     }
 
+    /// Removes devices that checked in `abandonedAfterSeconds` ago or earlier and never
+    /// registered nor connected (check-ins need no credentials, so they must not pile up).
+    @discardableResult
+    public func sweepAbandonedDevices() async throws -> Int {
+        var total = 0
+        let cutoff = clock.now().adding(seconds: -abandonedAfterSeconds)
+        while true {
+            let deleted = try await store.deleteAbandonedDevices(checkedInBefore: cutoff, limit: 1000)
+            total += deleted
+            if deleted < 1000 { return total }
+        }
+    }
+
     public func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 do {
                     let deleted = try await sweep()
                     if deleted > 0 { logger.debug("expired messages removed", metadata: ["count": "\(deleted)"]) }
+                    let abandoned = try await sweepAbandonedDevices()
+                    if abandoned > 0 { logger.info("abandoned check-ins removed", metadata: ["count": "\(abandoned)"]) }
                 } catch {
                     logger.warning("expiry sweep failed", metadata: ["error": "\(error)"])
                 }
@@ -280,9 +307,11 @@ public struct ExpirySweeper: Service {
     }
 }
 
-/// Reloads the credential cache when the store's credentials change, once a second.
+/// Reloads the credential cache and the token-signing secret when the store's credentials
+/// change, once a second.
 struct CredentialRefresher: Service {
     let directory: CredentialDirectory
+    let tokens: AccessTokens
     let store: any HeraldStore
     let logger: Logger
 
@@ -291,6 +320,10 @@ struct CredentialRefresher: Service {
             while !Task.isCancelled {
                 do {
                     if try await directory.reload(from: store) {
+                        tokens.use(
+                            try await SecretRotation.load(named: HeraldNode.signingSecretName, from: store) {
+                                SecureRandom.bytes(32)
+                            })
                         logger.info("credentials reloaded")
                     }
                 } catch is CancellationError {

@@ -20,8 +20,11 @@ public enum NodeIdentity {
         let host = String(
             ProcessInfo.processInfo.hostName.prefix(40).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "-" })
         let id = "\(host.isEmpty ? "node" : host)-\(SecureRandom.token(bytes: 4))"
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
-        try Data((id + "\n").utf8).write(to: URL(fileURLWithPath: path), options: .atomic)
+        try PrivateDirectory.prepare(dataDirectory)
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data((id + "\n").utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
         return id
     }
 

@@ -74,6 +74,13 @@ public struct ProjectAdministration: Sendable {
         return IssuedKey(project: project, key: key, keyFilePath: path)
     }
 
+    /// Replaces the server-wide secret that access and installation tokens are signed with;
+    /// tokens signed with the old one are accepted for at most an hour more, and running
+    /// servers pick up the new one within a second.
+    public func rotateSigningSecret(now: Timestamp = SystemClock().now()) async throws {
+        try await store.rotateSecret(named: HeraldNode.signingSecretName, to: SecureRandom.bytes(32), at: now)
+    }
+
     /// Revokes one key of a project.
     public func revokeKey(projectID: String, keyID: String) async throws {
         guard let key = try await store.serviceAccountKey(id: keyID), key.projectID == projectID else {

@@ -1,5 +1,6 @@
 public import HeraldDelivery
 public import HeraldGateway
+public import HeraldHTTP
 
 /// How `herald serve` runs; every field has the default written in its comment.
 public struct ServerConfiguration: Sendable {
@@ -17,6 +18,15 @@ public struct ServerConfiguration: Sendable {
     public var cluster = ClusterService.Timing()
     /// The HTTP listen address. Default `127.0.0.1`.
     public var httpHost: String = "127.0.0.1"
+    /// What one address or checked-in device may ask of the unauthenticated device endpoints
+    /// per minute (defaults in `DeviceRequestLimiter.Limits`).
+    public var deviceRequestLimits = DeviceRequestLimiter.Limits()
+    /// A device that checked in but never registered nor connected is removed after this
+    /// many seconds. Default 86,400 (a day).
+    public var abandonedCheckinSeconds: Int64 = 86_400
+    /// A bearer token `GET /metrics` requires. Default none: metrics are open while the
+    /// HTTP server listens on loopback only, and closed when it listens beyond it.
+    public var metricsToken: String?
     /// The HTTP port; 0 picks a free one. Default 8080.
     public var httpPort: Int = 8080
     /// The URL clients reach this server at (behind a proxy, say), which key files must

@@ -45,6 +45,11 @@ public protocol HeraldStore: Sendable {
     /// every node sharing the store gets the same value.
     func secret(named name: String, orCreate make: @escaping @Sendable () -> [UInt8]) async throws -> [UInt8]
 
+    /// Replaces the secret `name` with `value`, keeping the value it replaces as
+    /// `<name>.previous` and the time as `<name>.rotated-at` (`SecretRotation`), and moves
+    /// the credentials revision so that every node reloads.
+    func rotateSecret(named name: String, to value: [UInt8], at time: Timestamp) async throws
+
     /// Stores accepted messages and the device-queue entries that deliver them, durably,
     /// all or none, and adds `stats` to the delivery counters in the same transaction.
     /// Each entry joins its app instance's queue as `QueuePolicy` decides with `limits`;
@@ -91,8 +96,9 @@ public protocol HeraldStore: Sendable {
     /// Records that a device's connection logged in.
     func recordConnection(androidID: UInt64, at time: Timestamp) async throws
 
-    /// Records (or replaces) a Firebase installation.
-    func saveInstallation(_ installation: Installation) async throws
+    /// Records a new Firebase installation; false, changing nothing, when the project has
+    /// one with its id already (an installation is never replaced).
+    func createInstallation(_ installation: Installation) async throws -> Bool
 
     /// A project's installation with this id.
     func installation(fid: String, projectID: String) async throws -> Installation?
@@ -123,6 +129,10 @@ public protocol HeraldStore: Sendable {
     /// expired (SEMANTICS D5), and up to `limit` message records past their time to live,
     /// so that the store does not grow without end; answers how many queue entries were deleted.
     func deleteExpired(now: Timestamp, limit: Int) async throws -> Int
+
+    /// Removes up to `limit` devices that checked in before `checkedInBefore` and never
+    /// registered an app nor connected; answers how many.
+    func deleteAbandonedDevices(checkedInBefore: Timestamp, limit: Int) async throws -> Int
 
     // MARK: Topics
 
@@ -186,6 +196,11 @@ public protocol HeraldStore: Sendable {
 
     /// Adds to delivery counters.
     func record(_ stats: [DeliveryStat]) async throws
+
+    /// Counts a device's receipt (`stat`, an impression or an open) of a stored message,
+    /// unless that device's receipt of that kind was counted before; answers whether it
+    /// counted. Receipts go with their message.
+    func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) async throws -> Bool
 
     /// A project's counters for days in `from...through`, with the messages of each key
     /// still queued; `appID` nil for every app.

@@ -6,6 +6,7 @@ public actor InMemoryStore: HeraldStore {
     private var projectsByID: [String: Project] = [:]
     private var keysByID: [String: ServiceAccountKey] = [:]
     private var secrets: [String: [UInt8]] = [:]
+    private var receipts: Set<String> = []
     private var messages: [String: StoredMessage] = [:]
     private var revision: Int64 = 0
     private var devices: [UInt64: Device] = [:]
@@ -90,6 +91,13 @@ public actor InMemoryStore: HeraldStore {
         let value = make()
         secrets[name] = value
         return value
+    }
+
+    public func rotateSecret(named name: String, to value: [UInt8], at time: Timestamp) {
+        secrets[name + SecretRotation.previousSuffix] = secrets[name] ?? []
+        secrets[name + SecretRotation.rotatedAtSuffix] = SecretRotation.encode(time)
+        secrets[name] = value
+        revision += 1
     }
 
     public func appendMessages(
@@ -184,9 +192,12 @@ public actor InMemoryStore: HeraldStore {
         devices[androidID]?.lastConnectedAt = time
     }
 
-    public func saveInstallation(_ installation: Installation) throws {
+    public func createInstallation(_ installation: Installation) throws -> Bool {
         guard projectsByID[installation.projectID] != nil else { throw StoreError.notFound("project") }
-        installations[installation.projectID + "/" + installation.fid] = installation
+        let key = installation.projectID + "/" + installation.fid
+        guard installations[key] == nil else { return false }
+        installations[key] = installation
+        return true
     }
 
     public func installation(fid: String, projectID: String) -> Installation? {
@@ -220,6 +231,15 @@ public actor InMemoryStore: HeraldStore {
 
     public func acknowledge(batch: [UInt64: [String]]) -> Int {
         batch.reduce(0) { $0 + acknowledge(androidID: $1.key, persistentIDs: $1.value) }
+    }
+
+    public func deleteAbandonedDevices(checkedInBefore: Timestamp, limit: Int) -> Int {
+        let registered = Set(registrationsByToken.values.map(\.androidID))
+        let abandoned = devices.values.filter {
+            $0.createdAt < checkedInBefore && $0.lastConnectedAt == nil && !registered.contains($0.androidID)
+        }.prefix(limit)
+        for device in abandoned { devices[device.androidID] = nil }
+        return abandoned.count
     }
 
     public func deleteExpired(now: Timestamp, limit: Int) -> Int {
@@ -333,6 +353,13 @@ public actor InMemoryStore: HeraldStore {
 
     public func record(_ additions: [DeliveryStat]) {
         for stat in additions { stats[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
+    }
+
+    public func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) -> Bool {
+        guard messages[messageID] != nil, receipts.insert("\(messageID) \(androidID) \(stat.counter)").inserted
+        else { return false }
+        record([stat])
+        return true
     }
 
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)

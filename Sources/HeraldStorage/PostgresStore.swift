@@ -310,6 +310,19 @@ public final class PostgresStore: ClusterStore {
         ),
         // Where each node runs, so that a node asking for a live node's id is told which one holds it.
         ("v5-node-address", ["ALTER TABLE nodes ADD COLUMN address TEXT NOT NULL DEFAULT ''"]),
+        (
+            // Which device's impression or open of a message was counted: each counts once.
+            "v6-receipts",
+            [
+                """
+                CREATE TABLE receipts (
+                    message_id TEXT COLLATE "C" NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                    android_id BIGINT NOT NULL,
+                    counter TEXT NOT NULL,
+                    PRIMARY KEY (message_id, android_id, counter))
+                """
+            ]
+        ),
     ]
 
     private func migrate() async throws {
@@ -438,6 +451,27 @@ public final class PostgresStore: ClusterStore {
             "INSERT INTO secrets (name, value) VALUES (\(name), \(ByteBuffer(bytes: make()))) ON CONFLICT DO NOTHING")
         guard let stored = try await rows(read).first else { throw StoreError.notFound("secret \(name)") }
         return Array(try stored.decode(ByteBuffer.self).readableBytesView)
+    }
+
+    public func rotateSecret(named name: String, to value: [UInt8], at time: Timestamp) async throws {
+        try await transaction { connection in
+            let current =
+                try await self.rows(
+                    "SELECT value FROM secrets WHERE name = \(name) FOR UPDATE", on: connection
+                ).first.map { Array(try $0.decode(ByteBuffer.self).readableBytesView) } ?? []
+            for (key, stored) in [
+                (name + SecretRotation.previousSuffix, current),
+                (name + SecretRotation.rotatedAtSuffix, SecretRotation.encode(time)),
+                (name, value),
+            ] {
+                try await self.run(
+                    """
+                    INSERT INTO secrets (name, value) VALUES (\(key), \(ByteBuffer(bytes: stored)))
+                    ON CONFLICT (name) DO UPDATE SET value = excluded.value
+                    """, on: connection)
+            }
+            try await self.bumpRevision(connection)
+        }
     }
 
     // MARK: Messages
@@ -714,15 +748,14 @@ public final class PostgresStore: ClusterStore {
             """)
     }
 
-    public func saveInstallation(_ installation: Installation) async throws {
-        try await run(
+    public func createInstallation(_ installation: Installation) async throws -> Bool {
+        try await count(
             """
             INSERT INTO installations (project_id, fid, app_id, refresh_token, created_at)
             VALUES (\(installation.projectID), \(installation.fid), \(installation.appID),
                 \(installation.refreshToken), \(installation.createdAt.milliseconds))
-            ON CONFLICT (project_id, fid) DO UPDATE SET app_id = excluded.app_id,
-                refresh_token = excluded.refresh_token, created_at = excluded.created_at
-            """)
+            ON CONFLICT (project_id, fid) DO NOTHING RETURNING 1
+            """) == 1
     }
 
     public func installation(fid: String, projectID: String) async throws -> Installation? {
@@ -1066,6 +1099,32 @@ public final class PostgresStore: ClusterStore {
     public func record(_ stats: [DeliveryStat]) async throws {
         guard !stats.isEmpty else { return }
         try await transaction { connection in try await self.record(stats, on: connection) }
+    }
+
+    public func deleteAbandonedDevices(checkedInBefore: Timestamp, limit: Int) async throws -> Int {
+        try await count(
+            """
+            DELETE FROM devices WHERE android_id IN (
+                SELECT android_id FROM devices
+                WHERE created_at < \(checkedInBefore.milliseconds) AND last_connected_at IS NULL
+                AND NOT EXISTS (SELECT 1 FROM registrations WHERE registrations.android_id = devices.android_id)
+                LIMIT \(limit))
+            RETURNING 1
+            """)
+    }
+
+    public func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) async throws -> Bool {
+        try await transaction { connection in
+            let inserted = try await self.count(
+                """
+                INSERT INTO receipts (message_id, android_id, counter)
+                VALUES (\(messageID), \(Int64(bitPattern: androidID)), \(stat.counter.rawValue))
+                ON CONFLICT DO NOTHING RETURNING 1
+                """, on: connection)
+            guard inserted == 1 else { return false }
+            try await self.record([stat], on: connection)
+            return true
+        }
     }
 
     /// Rows each delivery counter is spread over.

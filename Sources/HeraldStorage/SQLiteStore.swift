@@ -51,10 +51,13 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    /// Opens the store kept in a data directory, creating the directory if needed.
+    /// Opens the store kept in a data directory, creating the directory if needed; the
+    /// directory and its files are readable by their owner alone (`PrivateDirectory`).
     public convenience init(dataDirectory: String) throws {
-        try FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        try PrivateDirectory.prepare(dataDirectory)
         try self.init(path: (dataDirectory as NSString).appendingPathComponent("herald.sqlite"))
+        // The database made its log and shared-memory files while opening.
+        try PrivateDirectory.restrict(dataDirectory)
     }
 
     static var migrator: DatabaseMigrator {
@@ -269,6 +272,18 @@ public final class SQLiteStore: HeraldStore {
                     CREATE INDEX device_queue_stanza ON device_queue(stanza_id) WHERE stanza_id IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v10-receipts") { db in
+            // Which device's impression or open of a message was counted: each counts once.
+            try db.execute(
+                sql: """
+                    CREATE TABLE receipts (
+                        message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                        android_id INTEGER NOT NULL,
+                        counter TEXT NOT NULL,
+                        PRIMARY KEY (message_id, android_id, counter)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 
@@ -395,6 +410,23 @@ public final class SQLiteStore: HeraldStore {
             try db.executeCached(
                 sql: "INSERT INTO secrets (name, value) VALUES (?, ?)", arguments: [name, Data(value)])
             return value
+        }
+    }
+
+    public func rotateSecret(named name: String, to value: [UInt8], at time: Timestamp) async throws {
+        try await write { db in
+            let current =
+                try Data.fetchOne(cached: db, sql: "SELECT value FROM secrets WHERE name = ?", arguments: [name])
+                ?? Data()
+            for (key, stored) in [
+                (name + SecretRotation.previousSuffix, current),
+                (name + SecretRotation.rotatedAtSuffix, Data(SecretRotation.encode(time))),
+                (name, Data(value)),
+            ] {
+                try db.executeCached(
+                    sql: "INSERT OR REPLACE INTO secrets (name, value) VALUES (?, ?)", arguments: [key, stored])
+            }
+            try Self.bumpRevision(db)
         }
     }
 
@@ -843,17 +875,18 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
-    public func saveInstallation(_ installation: Installation) async throws {
+    public func createInstallation(_ installation: Installation) async throws -> Bool {
         try await write { db in
             try db.executeCached(
                 sql: """
-                    INSERT OR REPLACE INTO installations (project_id, fid, app_id, refresh_token, created_at)
+                    INSERT OR IGNORE INTO installations (project_id, fid, app_id, refresh_token, created_at)
                     VALUES (?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     installation.projectID, installation.fid, installation.appID, installation.refreshToken,
                     installation.createdAt.milliseconds,
                 ])
+            return db.changesCount == 1
         }
     }
 
@@ -950,9 +983,34 @@ public final class SQLiteStore: HeraldStore {
         }
     }
 
+    public func deleteAbandonedDevices(checkedInBefore: Timestamp, limit: Int) async throws -> Int {
+        try await write { db in
+            try db.executeCached(
+                sql: """
+                    DELETE FROM devices WHERE android_id IN (
+                        SELECT android_id FROM devices
+                        WHERE created_at < ? AND last_connected_at IS NULL
+                        AND NOT EXISTS (SELECT 1 FROM registrations WHERE registrations.android_id = devices.android_id)
+                        LIMIT ?)
+                    """, arguments: [checkedInBefore.milliseconds, limit])
+            return db.changesCount
+        }
+    }
+
     public func record(_ stats: [DeliveryStat]) async throws {
         guard !stats.isEmpty else { return }
         try await write(short: Self.isShort(stats.count)) { db in try Self.record(stats, db) }
+    }
+
+    public func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) async throws -> Bool {
+        try await write(short: true) { db in
+            try db.executeCached(
+                sql: "INSERT OR IGNORE INTO receipts (message_id, android_id, counter) VALUES (?, ?, ?)",
+                arguments: [messageID, Int64(bitPattern: androidID), stat.counter.rawValue])
+            guard db.changesCount == 1 else { return false }
+            try Self.record([stat], db)
+            return true
+        }
     }
 
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)

@@ -65,6 +65,9 @@ final class BenchServer {
                 [
                     "serve", "--data-dir", data, "--http-port", String(http), "--gateway-port", String(gateway),
                     "--log-level", "warning",
+                    // A benchmark checks in and registers thousands of devices from loopback.
+                    "--checkins-per-minute", "0", "--registrations-per-minute", "0",
+                    "--device-registrations-per-minute", "0",
                 ] + (plaintext ? ["--gateway-plaintext"] : [])
             try process.run()
             let url = "http://127.0.0.1:\(http)"

@@ -10,6 +10,22 @@ struct Herald: AsyncParsableCommand {
             Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, StatsCommand.self, TokenCommand.self,
             BenchCommand.self,
         ])
+
+    /// Runs the command with a umask that keeps every file Herald makes (the store, its
+    /// log, keys, key files) readable by its owner alone, whatever the caller's umask.
+    static func main() async {
+        umask(0o077)
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            exit(withError: error)
+        }
+    }
 }
 
 /// Options every command that opens the store takes.

@@ -7,7 +7,9 @@ import Logging
 struct ProjectCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "project", abstract: "Create and manage projects and their credentials.",
-        subcommands: [Create.self, List.self, Show.self, Set.self, Delete.self, RotateKey.self])
+        subcommands: [
+            Create.self, List.self, Show.self, Set.self, Delete.self, RotateKey.self, RotateSecret.self,
+        ])
 
     struct Create: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
@@ -133,6 +135,24 @@ struct ProjectCommand: AsyncParsableCommand {
             print("key id:   \(issued.key.id)")
             print("key file: \(issued.keyFilePath)")
             if let revoke { print("revoked:  \(revoke)") }
+        }
+    }
+}
+
+extension ProjectCommand {
+    struct RotateSecret: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate-secret",
+            abstract: """
+                Replace the server-wide secret access and installation tokens are signed with; \
+                tokens signed with the old one work for at most an hour more.
+                """)
+
+        @OptionGroup var storeOptions: StoreOptions
+
+        func run() async throws {
+            try await ProjectAdministration(store: try await openStore(storeOptions)).rotateSigningSecret()
+            print("rotated the token-signing secret; the old one is accepted for one more hour")
         }
     }
 }

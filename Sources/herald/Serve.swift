@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldDelivery
 import HeraldGateway
+import HeraldHTTP
 import HeraldServer
 import HeraldStorage
 import Logging
@@ -54,6 +55,34 @@ struct Serve: AsyncParsableCommand {
             """)
     var nodeID = ProcessInfo.processInfo.environment["HERALD_NODE_ID"]
 
+    @Option(
+        name: .customLong("checkins-per-minute"),
+        help: "New devices one address may check in per minute (0: no limit).")
+    var checkinsPerMinute = DeviceRequestLimiter.Limits().checkinsPerAddress
+
+    @Option(
+        name: .customLong("registrations-per-minute"),
+        help: "Registrations (register3, installations, web) one address may make per minute (0: no limit).")
+    var registrationsPerMinute = DeviceRequestLimiter.Limits().registrationsPerAddress
+
+    @Option(
+        name: .customLong("device-registrations-per-minute"),
+        help: "register3 requests one checked-in device may make per minute (0: no limit).")
+    var deviceRegistrationsPerMinute = DeviceRequestLimiter.Limits().registrationsPerDevice
+
+    @Option(
+        name: .customLong("abandoned-checkin-hours"),
+        help: "Hours after which a device that never registered nor connected is removed.")
+    var abandonedCheckinHours = 24
+
+    @Option(
+        name: .customLong("metrics-token"),
+        help: """
+            A bearer token GET /metrics requires (env HERALD_METRICS_TOKEN). Without one, metrics are served \
+            only while --http-host is a loopback address.
+            """)
+    var metricsToken = ProcessInfo.processInfo.environment["HERALD_METRICS_TOKEN"]
+
     @Option(name: .customLong("database-connections"), help: "Connections to PostgreSQL from this node.")
     var databaseConnections = 20
 
@@ -98,7 +127,8 @@ struct Serve: AsyncParsableCommand {
     func run() async throws {
         let level = Logger.Level(rawValue: logLevel) ?? .info
         LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+            // Clients choose many logged values: each is escaped and shortened.
+            var handler = EscapingLogHandler(wrapping: StreamLogHandler.standardError(label: label))
             handler.logLevel = level
             return handler
         }
@@ -114,6 +144,11 @@ struct Serve: AsyncParsableCommand {
         configuration.databaseConnections = databaseConnections
         configuration.httpHost = httpHost
         configuration.httpPort = httpPort
+        configuration.metricsToken = metricsToken
+        configuration.deviceRequestLimits.checkinsPerAddress = checkinsPerMinute
+        configuration.deviceRequestLimits.registrationsPerAddress = registrationsPerMinute
+        configuration.deviceRequestLimits.registrationsPerDevice = deviceRegistrationsPerMinute
+        configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
         configuration.publicURL = publicURL
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout

@@ -3,6 +3,7 @@ import HeraldClient
 import HeraldCore
 import HeraldDelivery
 import HeraldGateway
+import HeraldHTTP
 import HeraldProtocol
 import HeraldServer
 import HeraldStorage
@@ -32,6 +33,7 @@ struct GatewayHarness {
         heartbeatSeconds: Int = 240, clock: any HeraldClock = SystemClock(),
         settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
         acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait,
+        deviceRequestLimits: DeviceRequestLimiter.Limits = .init(),
         _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {
         let directory = temporaryDirectory()
@@ -48,6 +50,7 @@ struct GatewayHarness {
         configuration.dataDirectory = directory + "/data"
         configuration.httpPort = 0
         configuration.acknowledgementWait = acknowledgementWait
+        configuration.deviceRequestLimits = deviceRequestLimits
         var gateway = GatewayConfiguration()
         gateway.ports = [0]
         gateway.heartbeatSeconds = heartbeatSeconds

@@ -1,4 +1,6 @@
+import Crypto
 import HeraldCore
+import HeraldStorage
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -20,15 +22,29 @@ import _CryptoExtras
         }
     }
 
-    @Test func C4_theAudienceNeedNotBeHerald() async throws {
+    @Test func C4_theAudienceIsGooglesTokenURLAsTheSDKsPutItOrHeralds() async throws {
         let server = try await TestServer.make()
         try await server.test { client in
-            for audience: JSONValue in [.string("https://elsewhere.example/token"), .null] {
+            for audience in ["https://oauth2.googleapis.com/token", "https://accounts.google.com/o/oauth2/token"] {
                 let response = try await TestServer.exchange(
-                    try server.assertion(claims: ["aud": audience]), client: client)
+                    try server.assertion(claims: ["aud": .string(audience)]), client: client)
                 #expect(response.status == .ok)
             }
+            for audience: JSONValue in [.string("https://elsewhere.example/token"), .string("https://evil/"), .null] {
+                try expectOAuthError(
+                    try await TestServer.exchange(try server.assertion(claims: ["aud": audience]), client: client),
+                    "invalid_grant")
+            }
         }
+        #expect(
+            ServiceAccountAssertion.Audience.tokenEndpoint(host: "push.example:8080").accepts(
+                "https://push.example:8080/token"))
+        #expect(
+            !ServiceAccountAssertion.Audience.tokenEndpoint(host: "push.example:8080").accepts(
+                "https://push.example.evil/token"))
+        #expect(ServiceAccountAssertion.Audience.api(host: nil).accepts(nil))
+        #expect(ServiceAccountAssertion.Audience.api(host: "h:1").accepts("http://h:1/"))
+        #expect(!ServiceAccountAssertion.Audience.api(host: "h:1").accepts("https://evil.example/"))
     }
 
     @Test func C4_theMessagingScopeAloneIsEnough() async throws {
@@ -171,5 +187,41 @@ import _CryptoExtras
             #expect(tokens.verify(String(decoding: changed, as: UTF8.self), now: now) == nil)
         }
         #expect(tokens.verify(String(decoding: token.dropLast(), as: UTF8.self), now: now) == nil)
+    }
+
+    /// A token signed with `secret` the way Herald signs, with any lifetime.
+    static func forged(secret: [UInt8], issued: Int64, expires: Int64) -> String {
+        let payload = Base64URL.encode(Array("alpha-project|k1|\(issued)|\(expires)".utf8))
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Array(("ya29.h1." + payload).utf8), using: SymmetricKey(data: secret))
+        return "ya29.h1." + payload + "." + Base64URL.encode(Array(mac))
+    }
+
+    @Test func C4_aCorrectlySignedTokenThatLivesLongerThanAnHourIsRefused() {
+        let secret = Array(repeating: UInt8(7), count: 32)
+        let tenYears = Self.forged(secret: secret, issued: now.seconds, expires: now.seconds + 10 * 365 * 86400)
+        #expect(tokens.verify(tenYears, now: now) == nil)
+        let anHour = Self.forged(secret: secret, issued: now.seconds, expires: now.seconds + 3600)
+        #expect(tokens.verify(anHour, now: now) == caller)
+        let fromTheFuture = Self.forged(secret: secret, issued: now.seconds + 3000, expires: now.seconds + 3600)
+        #expect(tokens.verify(fromTheFuture, now: now) == nil)
+    }
+
+    @Test func C4_afterARotationTheOldSecretsTokensWorkForAtMostAnHour() {
+        let old = Array(repeating: UInt8(7), count: 32)
+        let rotated = AccessTokens(secret: old)
+        let before = rotated.issue(for: caller, now: now)
+        rotated.use(
+            SecretRotation(
+                current: Array(repeating: 9, count: 32),
+                previous: (old, now.adding(seconds: SecretRotation.overlapSeconds))))
+        let after = rotated.issue(for: caller, now: now)
+        #expect(after != before)
+        #expect(rotated.verify(before, now: now.adding(seconds: 1800)) == caller)
+        #expect(rotated.verify(after, now: now.adding(seconds: 1800)) == caller)
+        // A token minted with the old secret after the rotation dies with the overlap too.
+        let late = Self.forged(secret: old, issued: now.seconds + 3000, expires: now.seconds + 6600)
+        #expect(rotated.verify(late, now: now.adding(seconds: 3100)) == caller)
+        #expect(rotated.verify(late, now: now.adding(seconds: 3600)) == nil)
     }
 }

@@ -44,13 +44,17 @@ import Testing
         #expect(count == 50)
     }
 
-    @Test func acceptsVersion38AndRefusesOlder() throws {
-        var old = MCSFrameDecoder(expectsVersion: true)
-        old.append([38, 0, 0])
-        #expect(try old.next()?.tag == .heartbeatPing)
-        var older = MCSFrameDecoder(expectsVersion: true)
-        older.append([37, 0, 0])
-        #expect(throws: MCSFrameDecoder.Failure.unsupportedVersion(37)) { try older.next() }
+    @Test func acceptsTheVersionsFCMClientsSendAndRefusesEveryOther() throws {
+        for version in UInt8(38)...41 {
+            var decoder = MCSFrameDecoder(expectsVersion: true)
+            decoder.append([version, 0, 0])
+            #expect(try decoder.next()?.tag == .heartbeatPing)
+        }
+        for version: UInt8 in [0, 37, 42, 0x7F, 0xFF] {
+            var decoder = MCSFrameDecoder(expectsVersion: true)
+            decoder.append([version, 0, 0])
+            #expect(throws: MCSFrameDecoder.Failure.unsupportedVersion(version)) { try decoder.next() }
+        }
     }
 
     @Test func refusesUnknownTagsOversizedFramesAndEndlessVarints() {

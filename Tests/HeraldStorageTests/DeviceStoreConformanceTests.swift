@@ -55,17 +55,71 @@ func queued(_ id: String, device: UInt64 = 42, expires: Int64 = 10_000) -> Queue
     }
 
     @Test(arguments: Backend.allCases)
-    func installationsAreSavedPerProject(_ backend: Backend) async throws {
+    func anInstallationIsCreatedOnceAndNeverReplaced(_ backend: Backend) async throws {
         let store = try await prepared(backend)
         let installation = Installation(
             fid: "f", projectID: "alpha-project", appID: "1:2:web:3", refreshToken: "r",
             createdAt: Timestamp(seconds: 5))
-        try await store.saveInstallation(installation)
+        #expect(try await store.createInstallation(installation))
         #expect(try await store.installation(fid: "f", projectID: "alpha-project") == installation)
-        var renewed = installation
-        renewed.refreshToken = "r2"
-        try await store.saveInstallation(renewed)
-        #expect(try await store.installation(fid: "f", projectID: "alpha-project")?.refreshToken == "r2")
+        var takeover = installation
+        takeover.refreshToken = "r2"
+        #expect(try await store.createInstallation(takeover) == false)
+        #expect(try await store.installation(fid: "f", projectID: "alpha-project")?.refreshToken == "r")
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aCheckInThatNeverRegisteredNorConnectedIsRemovedAfterItsTime(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let old = Timestamp(seconds: 1_000)
+        for androidID in UInt64(900)...903 {
+            try await store.createDevice(Device(androidID: androidID, securityToken: 1, createdAt: old))
+        }
+        try await store.createRegistration(
+            Registration(
+                token: Registration.makeToken(), kind: .app, projectID: "alpha-project", sender: "1", appID: "app",
+                subtype: nil, platform: .android, androidID: 901, createdAt: old))
+        try await store.recordConnection(androidID: 902, at: old)
+        _ = try await store.deleteAbandonedDevices(checkedInBefore: old, limit: 100)
+        #expect(try await store.device(androidID: 900) != nil)
+        #expect(try await store.deleteAbandonedDevices(checkedInBefore: Timestamp(seconds: 2_000), limit: 100) == 2)
+        #expect(try await store.device(androidID: 900) == nil)
+        #expect(try await store.device(androidID: 903) == nil)
+        #expect(try await store.device(androidID: 901) != nil)
+        #expect(try await store.device(androidID: 902) != nil)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aRotatedSecretKeepsThePreviousOneForAnHour(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let first = try await SecretRotation.load(named: "signing", from: store) { [1, 2, 3] }
+        #expect(first.current == [1, 2, 3])
+        #expect(first.previous == nil)
+        let revision = try await store.credentialsRevision()
+        try await store.rotateSecret(named: "signing", to: [4, 5, 6], at: Timestamp(seconds: 100))
+        let rotated = try await SecretRotation.load(named: "signing", from: store) { [9] }
+        #expect(rotated.current == [4, 5, 6])
+        #expect(rotated.previous?.value == [1, 2, 3])
+        #expect(rotated.previous?.acceptedUntil == Timestamp(seconds: 100 + 3600))
+        #expect(try await store.credentialsRevision() != revision)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func L7_aDevicesReceiptOfAMessageCountsOncePerKind(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        try await store.appendMessages([sampleMessage("m1")])
+        let stat = DeliveryStat(
+            DeliveryStatKey(projectID: "alpha-project", at: Timestamp(seconds: 5), appID: "app", label: nil), .opened)
+        #expect(try await store.recordReceipt(stat, messageID: "m1", androidID: 42))
+        #expect(try await store.recordReceipt(stat, messageID: "m1", androidID: 42) == false)
+        #expect(try await store.recordReceipt(stat, messageID: "m1", androidID: 43))
+        var impression = stat
+        impression.counter = .impressions
+        #expect(try await store.recordReceipt(impression, messageID: "m1", androidID: 42))
+        let day = CalendarDay(Timestamp(seconds: 5))
+        let row = try await store.deliveryReport(projectID: "alpha-project", appID: "app", from: day, through: day)
+        #expect(row.first?[.opened] == 2)
+        #expect(row.first?[.impressions] == 1)
     }
 
     @Test(arguments: Backend.allCases)

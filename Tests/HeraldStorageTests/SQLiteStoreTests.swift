@@ -7,6 +7,30 @@ import Testing
 
 /// What only the embedded store does.
 @Suite struct SQLiteStoreTests {
+    @Test func theDataDirectoryAndEveryFileInItAreTheOwnersAloneWhateverTheUmask() async throws {
+        let parent = temporaryDirectory()
+        let directory = (parent as NSString).appendingPathComponent("data")
+        let old = umask(0)
+        defer { umask(old) }
+        // An earlier version's directory and a file in it, readable by everyone.
+        try FileManager.default.createDirectory(
+            atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        FileManager.default.createFile(
+            atPath: (directory as NSString).appendingPathComponent("node-id"), contents: Data("x".utf8),
+            attributes: [.posixPermissions: 0o644])
+        let store = try SQLiteStore(dataDirectory: directory)
+        _ = try await store.secret(named: "s") { [1] }
+        func mode(_ path: String) throws -> Int {
+            try #require(FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
+        }
+        #expect(try mode(directory) == 0o700)
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory)
+        #expect(Set(files).isSuperset(of: ["herald.sqlite", "herald.sqlite-wal", "herald.sqlite-shm", "node-id"]))
+        for file in files {
+            #expect(try mode((directory as NSString).appendingPathComponent(file)) == 0o600, "\(file)")
+        }
+    }
+
     /// A store over a database left at `version` holding a project (`alpha-project`) and
     /// `rows` (SQL), migrated on opening.
     static func store(migratedFrom version: String, rows: String) async throws -> SQLiteStore {

@@ -1,0 +1,72 @@
+public import HeraldCore
+import Synchronization
+
+/// Bounds what the unauthenticated device endpoints (check-in, `register3`, installations,
+/// web registrations) let one source address, and one checked-in device, do over time: a
+/// token bucket per key that holds a minute's allowance and refills evenly. Past it a
+/// request is answered 429 with `Retry-After`, in its endpoint's error shape.
+public final class DeviceRequestLimiter: Sendable {
+    /// The allowances, each per minute; 0 lifts that limit.
+    public struct Limits: Sendable, Equatable {
+        /// New devices checked in from one address. Default 120.
+        public var checkinsPerAddress: Int = 120
+        /// Registrations (`register3`, installations, web registrations) from one address. Default 600.
+        public var registrationsPerAddress: Int = 600
+        /// `register3` requests of one checked-in device. Default 60.
+        public var registrationsPerDevice: Int = 60
+
+        public init() {}
+
+        /// No limit at all (benchmarks that check in thousands of devices from one address).
+        public static let unlimited: Limits = {
+            var limits = Limits()
+            limits.checkinsPerAddress = 0
+            limits.registrationsPerAddress = 0
+            limits.registrationsPerDevice = 0
+            return limits
+        }()
+    }
+
+    /// What is being counted.
+    public enum Kind: String, Sendable {
+        case checkin, registration, deviceRegistration
+    }
+
+    public let limits: Limits
+    private let clock: any HeraldClock
+    private let buckets: Mutex<[String: TokenBucket]> = Mutex([:])
+    /// Buckets kept before full ones are forgotten.
+    static let pruneAt = 100_000
+
+    public init(limits: Limits, clock: any HeraldClock) {
+        self.limits = limits
+        self.clock = clock
+    }
+
+    /// Takes one request of `kind` for `key` (an address or a device id); false when its
+    /// allowance is spent.
+    public func admit(_ kind: Kind, _ key: String) -> Bool {
+        let perMinute =
+            switch kind {
+            case .checkin: limits.checkinsPerAddress
+            case .registration: limits.registrationsPerAddress
+            case .deviceRegistration: limits.registrationsPerDevice
+            }
+        guard perMinute > 0 else { return true }
+        let now = clock.now()
+        let refill = max(1, 60_000 / Int64(perMinute))
+        return buckets.withLock { buckets in
+            if buckets.count >= Self.pruneAt {
+                buckets = buckets.filter { _, bucket in
+                    var bucket = bucket
+                    return !bucket.isFull(capacity: perMinute, refillMilliseconds: refill, now: now)
+                }
+            }
+            let name = kind.rawValue + " " + key
+            var bucket = buckets[name] ?? TokenBucket(capacity: perMinute, now: now)
+            let taken = bucket.take(capacity: perMinute, refillMilliseconds: refill, now: now)
+            buckets[name] = bucket
+            return taken
+        }
+    }
+}

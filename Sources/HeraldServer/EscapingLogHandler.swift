@@ -1,0 +1,81 @@
+public import Logging
+
+/// A log handler that writes through another one after making every message and metadata
+/// value safe to print: control characters (newlines, ANSI escapes) are written as
+/// escapes, so a value a client chose cannot forge a log line or drive a terminal, and each
+/// metadata value is shortened to `metadataLimit` characters.
+public struct EscapingLogHandler: LogHandler {
+    public var inner: any LogHandler
+    /// How many characters of a metadata value are written.
+    public var metadataLimit: Int
+
+    public init(wrapping inner: any LogHandler, metadataLimit: Int = 200) {
+        self.inner = inner
+        self.metadataLimit = metadataLimit
+    }
+
+    public var metadataProvider: Logger.MetadataProvider? {
+        get { inner.metadataProvider }
+        set { inner.metadataProvider = newValue }
+    }
+
+    public var metadata: Logger.Metadata {
+        get { inner.metadata }
+        set { inner.metadata = newValue }
+    }
+
+    public var logLevel: Logger.Level {
+        get { inner.logLevel }
+        set { inner.logLevel = newValue }
+    }
+
+    public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { inner[metadataKey: key] }
+        set { inner[metadataKey: key] = newValue }
+    }
+
+    public func log(event: LogEvent) {
+        var event = event
+        event.message = Logger.Message(stringLiteral: Self.escaped(event.message.description))
+        event.metadata = event.metadata?.mapValues { escaped($0) }
+        inner.log(event: event)
+    }
+
+    private func escaped(_ value: Logger.Metadata.Value) -> Logger.Metadata.Value {
+        switch value {
+        case .string(let text): .string(Self.escaped(text, limit: metadataLimit))
+        case .stringConvertible(let convertible): .string(Self.escaped(convertible.description, limit: metadataLimit))
+        case .array(let values): .array(values.map(escaped))
+        case .dictionary(let values): .dictionary(values.mapValues(escaped))
+        }
+    }
+
+    /// `text` with control characters escaped (`\n`, `\r`, `\t`, `\u{1B}`…), cut after
+    /// `limit` characters with an ellipsis.
+    public static func escaped(_ text: String, limit: Int = .max) -> String {
+        var output = ""
+        var count = 0
+        for scalar in text.unicodeScalars {
+            if count == limit {
+                output += "…"
+                break
+            }
+            count += 1
+            switch scalar {
+            case "\n": output += "\\n"
+            case "\r": output += "\\r"
+            case "\t": output += "\\t"
+            case "\\": output += "\\\\"
+            default:
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}"
+                    || scalar == "\u{2029}"
+                {
+                    output += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
+                } else {
+                    output.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return output
+    }
+}
