@@ -159,6 +159,9 @@ public final class DeviceGateway: Sendable {
         private var context: ChannelHandlerContext?
         private var inbox: SessionInbox?
         private var connectionID: UInt64 = 0
+        /// The device the login named, kept after the session closes (its `androidID` does
+        /// not survive a failure), so that the registry lets go of this connection.
+        private var loginDevice: UInt64?
         private var waiting: Deque<Event> = []
         private var actions: Deque<MCSSession.Action> = []
         /// A store read or write the session waits for.
@@ -218,7 +221,7 @@ public final class DeviceGateway: Sendable {
             let gateway = gateway
             let connectionID = connectionID
             gateway.connections.remove(connectionID)
-            if let androidID = session.androidID {
+            if let androidID = loginDevice {
                 gateway.devices.unregister(androidID: androidID, connectionID: connectionID)
                 // Other nodes stop signalling this node for the device, unless it is back already.
                 if let cluster = gateway.store as? any ClusterStore, !gateway.devices.isConnected(androidID: androidID)
@@ -320,6 +323,7 @@ public final class DeviceGateway: Sendable {
                     if !ready.isEmpty { gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ready) }
                 }
             case .authenticate(let androidID, let securityToken):
+                loginDevice = androidID
                 let registration = connection()
                 let inbox = inbox
                 wait {
