@@ -13,13 +13,14 @@ public enum RegistrationTokenFormat {
 
     /// Whether a string has the shape of a registration token (see the type's summary).
     public static func isWellFormed(_ token: String) -> Bool {
-        let utf8 = Array(token.utf8)
+        // Read in place: this runs for every send to a token.
+        let utf8 = token.utf8
         guard utf8.count <= 4096 else { return false }
         var body = utf8[...]
         if let colon = utf8.firstIndex(of: UInt8(ascii: ":")) {
             let instanceID = utf8[..<colon]
             guard (1...64).contains(instanceID.count), instanceID.allSatisfy(Base64URL.isAlphabet) else { return false }
-            body = utf8[(colon + 1)...]
+            body = utf8[utf8.index(after: colon)...]
         }
         return body.count > marker.count && body.starts(with: marker) && body.allSatisfy(Base64URL.isAlphabet)
     }

@@ -61,6 +61,8 @@ public final class DeviceRequestLimiter: Sendable {
                     var bucket = bucket
                     return !bucket.isFull(capacity: perMinute, refillMilliseconds: refill, now: now)
                 }
+                // A flood from that many keys at once: start again rather than filter on every request.
+                if buckets.count >= Self.pruneAt / 2 { buckets.removeAll(keepingCapacity: true) }
             }
             let name = kind.rawValue + " " + key
             var bucket = buckets[name] ?? TokenBucket(capacity: perMinute, now: now)
