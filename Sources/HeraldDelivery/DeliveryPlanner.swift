@@ -35,9 +35,13 @@ public struct DeliveryPlanner: Sendable {
     let store: any HeraldStore
     let registry: DeviceRegistry
 
-    public init(store: any HeraldStore, registry: DeviceRegistry) {
+    /// The nodes sharing the store, asked who holds a device that is not connected here.
+    let cluster: any Cluster
+
+    public init(store: any HeraldStore, registry: DeviceRegistry, cluster: any Cluster = SingleNodeCluster()) {
         self.store = store
         self.registry = registry
+        self.cluster = cluster
     }
 
     /// The plan for `message` (id `id`) to `registration` of `project`, accepted at `now`.
@@ -122,7 +126,7 @@ public struct DeliveryPlanner: Sendable {
             let outcome = deliverNow(message)
             if outcome.counter == .expired { missed.append(message) } else { stats.append(outcome) }
         }
-        guard !missed.isEmpty, let cluster = store as? any ClusterStore else {
+        guard !missed.isEmpty, cluster.isShared else {
             return ([], stats + missed.map { DeliveryStat($0.statKey, .expired) })
         }
         let held = try await cluster.remoteHolders(androidIDs: missed.map(\.androidID))

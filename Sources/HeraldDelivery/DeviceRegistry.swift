@@ -1,5 +1,5 @@
 public import HeraldCore
-public import HeraldStorage
+import HeraldStorage
 import Synchronization
 
 /// Which devices hold a connection to this node, and how to wake each one.
@@ -96,6 +96,8 @@ public final class DeviceRegistry: Sendable {
         private struct Napping {
             /// Counts the naps, so that a timer set for one cannot end a later one.
             var nap: UInt64 = 0
+            /// A nap whose alarm rang before its waiter lay down: it does not lie down.
+            var rung: UInt64 = 0
             var continuation: CheckedContinuation<Void, Never>?
             var timer: (any Timer)?
         }
@@ -112,6 +114,7 @@ public final class DeviceRegistry: Sendable {
             let (continuation, timer) = waiter.withLock {
                 waiter -> (CheckedContinuation<Void, Never>?, (any Timer)?) in
                 guard nap == nil || nap == waiter.nap else { return (nil, nil) }
+                if let nap, waiter.continuation == nil { waiter.rung = nap }
                 defer { (waiter.continuation, waiter.timer) = (nil, nil) }
                 return (waiter.continuation, waiter.timer)
             }
@@ -119,36 +122,43 @@ public final class DeviceRegistry: Sendable {
             if nap == nil { timer?.cancel() }
         }
 
-        /// Sleeps for `duration`, or less if every offer is answered meanwhile.
+        /// Sleeps for `duration`, or less if every offer is answered meanwhile: timed on the
+        /// connection's thread when the settlement has its schedule, otherwise by a child task.
         private func nap(_ duration: Duration) async {
+            let nap: UInt64? = waiter.withLock { waiter in
+                guard outstanding > 0 else { return nil }
+                waiter.nap += 1
+                return waiter.nap
+            }
+            guard let nap else { return }
+            if let timer = schedule?(duration, { self.wake(nap: nap) }) {
+                // Kept for the last answer to take back.
+                waiter.withLock { waiter in if waiter.nap == nap { waiter.timer = timer } }
+                await sleep(nap: nap)
+                return
+            }
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    try? await Task.sleep(for: duration)
+                    if !Task.isCancelled { self.wake(nap: nap) }
+                }
+                await sleep(nap: nap)
+                group.cancelAll()
+            }
+        }
+
+        /// Lies down for nap `nap` until an answer or its alarm ends it (at once if the
+        /// alarm rang already).
+        private func sleep(nap: UInt64) async {
             await withCheckedContinuation { continuation in
                 // Checked under the lock that `answer` takes after counting: an answer
                 // either finds the continuation here or came before this check.
-                let nap: UInt64? = waiter.withLock { waiter in
-                    guard outstanding > 0 else { return nil }
-                    waiter.nap += 1
+                let lying = waiter.withLock { waiter in
+                    guard waiter.nap == nap, waiter.rung != nap, outstanding > 0 else { return false }
                     waiter.continuation = continuation
-                    return waiter.nap
+                    return true
                 }
-                guard let nap else {
-                    continuation.resume()
-                    return
-                }
-                let alarm: @Sendable () -> Void = { self.wake(nap: nap) }
-                if let timer = schedule?(duration, alarm) {
-                    // Kept for the answer to cancel, unless the nap ended meanwhile.
-                    let ended = waiter.withLock { waiter in
-                        guard waiter.nap == nap, waiter.continuation != nil else { return true }
-                        waiter.timer = timer
-                        return false
-                    }
-                    if ended { timer.cancel() }
-                } else {
-                    Task {
-                        try? await Task.sleep(for: duration)
-                        alarm()
-                    }
-                }
+                if !lying { continuation.resume() }
             }
         }
 

@@ -9,6 +9,8 @@ import SwiftProtobuf
 /// the devices' connections, and counts every outcome (L7).
 public final class Dispatcher: Sendable {
     private let store: any HeraldStore
+    /// The nodes sharing the store; with several, a device's rate (T6) is counted in the store.
+    private let cluster: any Cluster
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let registry: DeviceRegistry
@@ -32,15 +34,17 @@ public final class Dispatcher: Sendable {
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
         fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(),
-        acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait, logger: Logger
+        acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait,
+        cluster: any Cluster = SingleNodeCluster(), logger: Logger
     ) {
+        self.cluster = cluster
         self.acknowledgementWait = acknowledgementWait
         self.quotas = quotas
         self.store = store
         self.clock = clock
         self.metrics = metrics
         self.registry = registry
-        self.planner = DeliveryPlanner(store: store, registry: registry)
+        self.planner = DeliveryPlanner(store: store, registry: registry, cluster: cluster)
         self.fanouts = fanouts
         self.logger = logger
     }
@@ -90,7 +94,7 @@ public final class Dispatcher: Sendable {
             return MessageID.dryRun
         }
         if let registration {
-            if let cluster = store as? any ClusterStore {
+            if cluster.isShared {
                 let recent = try await cluster.recentMessages(
                     to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
                     minuteSince: now.adding(milliseconds: -60_000), hourSince: now.adding(milliseconds: -3_600_000))

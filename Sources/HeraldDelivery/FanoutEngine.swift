@@ -20,6 +20,8 @@ import Synchronization
 /// after its last stored page.
 public actor FanoutEngine {
     private let store: any HeraldStore
+    /// The nodes sharing the store: their devices come right after this node's.
+    private let cluster: any Cluster
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let registry: DeviceRegistry
@@ -65,13 +67,15 @@ public actor FanoutEngine {
     public init(
         store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
         projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 2000,
-        firstDeviceBudget: Int = 500_000, settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle
+        firstDeviceBudget: Int = 500_000, settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle,
+        cluster: any Cluster = SingleNodeCluster()
     ) {
         self.store = store
+        self.cluster = cluster
         self.clock = clock
         self.metrics = metrics
         self.registry = registry
-        self.planner = DeliveryPlanner(store: store, registry: registry)
+        self.planner = DeliveryPlanner(store: store, registry: registry, cluster: cluster)
         self.projects = projects
         self.logger = logger
         self.pageSize = pageSize
@@ -110,11 +114,20 @@ public actor FanoutEngine {
 
     /// Loads the unfinished jobs from the store, then expands pages until cancelled.
     public func run() async throws {
-        try await resume()
-        var pendingSignals = signals.makeAsyncIterator()
-        while !Task.isCancelled {
-            if try await step() == nil {
-                guard await pendingSignals.next() != nil else { return }
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask { await self.pageReads.run() }
+            readsAhead = true
+            defer {
+                readsAhead = false
+                pageReads.finish()
+                group.cancelAll()
+            }
+            try await resume()
+            var pendingSignals = signals.makeAsyncIterator()
+            while !Task.isCancelled {
+                if try await step() == nil {
+                    guard await pendingSignals.next() != nil else { return }
+                }
             }
         }
     }
@@ -292,7 +305,10 @@ public actor FanoutEngine {
     }
 
     /// The next page being read and planned while the current one is written.
-    private var prefetched: (messageID: String, position: Position, page: Task<Page, any Error>)?
+    private var prefetched: (messageID: String, position: Position, page: PendingResult<Page>)?
+    /// Runs the reads of the next pages while `run()` runs; a page is read ahead only then.
+    private let pageReads = WorkQueue()
+    private var readsAhead = false
 
     /// The job's expansion, made at its first turn; nil when its body cannot be read.
     private func expansion(of job: FanoutJob) async throws -> Expansion? {
@@ -332,7 +348,7 @@ public actor FanoutEngine {
     private func connectedDevices(for audience: FanoutJob.Audience) async throws -> [UInt64] {
         if case .deviceGroup = audience { return [] }
         let here = registry.connectedDevices()
-        guard let cluster = store as? any ClusterStore else { return here }
+        guard cluster.isShared else { return here }
         let local = Set(here)
         return here + (try await cluster.devicesHeldElsewhere().filter { !local.contains($0) })
     }
@@ -340,6 +356,7 @@ public actor FanoutEngine {
     /// Starts reading the page that comes after this turn, mirroring `step()`: the
     /// project goes to the back of the line and the job to the back of its project's jobs.
     private func prefetchPage(after job: FanoutJob, next: Position, finished: Bool) {
+        guard readsAhead else { return }
         let projectID = projectTurns.first ?? job.projectID
         var candidate: FanoutJob?
         if projectID == job.projectID {
@@ -352,13 +369,19 @@ public actor FanoutEngine {
             let project = projects(candidate.projectID)
         else { return }
         let position = candidate.messageID == job.messageID ? next : expansion.position
-        prefetched = (
-            candidate.messageID, position,
-            Task {
-                try await self.preparePage(
-                    candidate, project: project, message: expansion.message, at: position, first: expansion.first)
+        let page = PendingResult<Page>()
+        pageReads.submit {
+            do {
+                page.resolve(
+                    .success(
+                        try await self.preparePage(
+                            candidate, project: project, message: expansion.message, at: position,
+                            first: expansion.first)))
+            } catch {
+                page.resolve(.failure(error))
             }
-        )
+        }
+        prefetched = (candidate.messageID, position, page)
     }
 
     /// Reads the page of a job's audience at `position` and plans each of its registrations.

@@ -35,16 +35,16 @@ final class AcknowledgementBatcher: Sendable {
         signal.yield()
     }
 
-    /// Writes batches until cancelled; what is pending then is written first, outside the
-    /// cancelled task (a store refuses to start work for a cancelled one, and a shutdown
-    /// would otherwise drop the last acknowledgements and deliver those messages again).
+    /// Writes batches until `finish()` (or cancellation), then what is still pending. After
+    /// a graceful stop that last write runs; a cancelled task's store refuses it, and those
+    /// messages are delivered again and dropped by id on the device (SEMANTICS L4).
     func run() async {
         for await _ in signals {
             // Cut short by a stop, after which the batch is still written.
             try? await Task.sleep(for: .milliseconds(Self.gatherMilliseconds))
             await flush()
         }
-        await Task { await self.flush() }.value
+        await flush()
     }
 
     /// Writes everything pending, batch by batch.

@@ -27,13 +27,25 @@ public final class DeviceGateway: Sendable {
     private let connections = ConnectionTable()
     private let acknowledgements: AcknowledgementBatcher
     private let boundPorts: Mutex<[Int]> = Mutex([])
+    /// The nodes sharing the store, told when a device's connection here ends.
+    private let cluster: any Cluster
+    /// Store work the sessions hand over from their event loops; run by `run()`.
+    private let work = WorkQueue()
+    /// The listening channels, closed by `stop()`.
+    private let listeners: Mutex<[any Channel]> = Mutex([])
+    /// Finished by `stop()`: the clock ticks end.
+    private let stopping: AsyncStream<Void>
+    private let stopSignal: AsyncStream<Void>.Continuation
 
     private let collapsibleThrottle: MCSSession.CollapsibleThrottle?
 
     public init(
         configuration: GatewayConfiguration, store: any HeraldStore, devices: DeviceRegistry, clock: any HeraldClock,
-        metrics: HeraldMetrics, collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil, logger: Logger
+        metrics: HeraldMetrics, collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil,
+        cluster: any Cluster = SingleNodeCluster(), logger: Logger
     ) throws {
+        self.cluster = cluster
+        (stopping, stopSignal) = AsyncStream.makeStream(of: Void.self)
         self.collapsibleThrottle = collapsibleThrottle
         self.configuration = configuration
         self.store = store
@@ -76,8 +88,10 @@ public final class DeviceGateway: Sendable {
             "device gateway listening",
             metadata: ["host": "\(configuration.host)", "ports": "\(ports)", "tls": "\(tls != nil)"])
         await onListening(ports)
+        listeners.withLock { $0 = servers }
         try await withThrowingDiscardingTaskGroup { group in
-            group.addTask { try await self.tickConnections() }
+            group.addTask { await self.tickConnections() }
+            group.addTask { await self.work.run() }
             group.addTask {
                 await withTaskCancellationHandler {
                     await self.acknowledgements.run()
@@ -90,12 +104,22 @@ public final class DeviceGateway: Sendable {
                     try await withTaskCancellationHandler {
                         try await server.closeFuture.get()
                     } onCancel: {
-                        server.close(promise: nil)
-                        self.connections.broadcast(.shutdown)
+                        self.stop()
                     }
                 }
             }
         }
+    }
+
+    /// Stops gracefully: closes the listeners and tells every device to reconnect later,
+    /// then `run()` writes the last acknowledgements and returns once the store work the
+    /// sessions handed over is done.
+    public func stop() {
+        for server in listeners.withLock({ $0 }) { server.close(promise: nil) }
+        connections.broadcast(.shutdown)
+        stopSignal.finish()
+        acknowledgements.finish()
+        work.finish()
     }
 
     private func bind(port: Int) async throws -> any Channel {
@@ -122,10 +146,18 @@ public final class DeviceGateway: Sendable {
     }
 
     /// Sends a clock tick to every connection every second, for heartbeats and deadlines.
-    private func tickConnections() async throws {
-        while !Task.isCancelled {
-            try await Task.sleep(for: .seconds(1))
-            connections.broadcast(.tick)
+    private func tickConnections() async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                while !Task.isCancelled {
+                    try? await Task.sleep(for: .seconds(1))
+                    if !Task.isCancelled { self.connections.broadcast(.tick) }
+                }
+            }
+            // Ends when `stop()` finishes the stream.
+            group.addTask { for await _ in self.stopping {} }
+            await group.next()
+            group.cancelAll()
         }
     }
 
@@ -224,9 +256,9 @@ public final class DeviceGateway: Sendable {
             if let androidID = loginDevice {
                 gateway.devices.unregister(androidID: androidID, connectionID: connectionID)
                 // Other nodes stop signalling this node for the device, unless it is back already.
-                if let cluster = gateway.store as? any ClusterStore, !gateway.devices.isConnected(androidID: androidID)
-                {
-                    Task { try? await cluster.releaseConnection(androidID: androidID) }
+                let cluster = gateway.cluster
+                if cluster.isShared, !gateway.devices.isConnected(androidID: androidID) {
+                    gateway.work.submit { try? await cluster.releaseConnection(androidID: androidID) }
                 }
             }
             context.fireChannelInactive()
@@ -355,7 +387,9 @@ public final class DeviceGateway: Sendable {
                 }
             case .recordReceipt(let counter, let messageID):
                 if let androidID = session.androidID {
-                    Task { await gateway.recordReceipt(counter, messageID: messageID, androidID: androidID) }
+                    gateway.work.submit {
+                        await gateway.recordReceipt(counter, messageID: messageID, androidID: androidID)
+                    }
                 }
             case .unregister(let token):
                 guard let androidID = session.androidID else { return }
@@ -391,7 +425,7 @@ public final class DeviceGateway: Sendable {
             busy = true
             let eventLoop = context.eventLoop
             let handler = NIOLoopBound(self, eventLoop: eventLoop)
-            Task {
+            gateway.work.submit {
                 let result: Result<Outcome, any Error>
                 do {
                     result = .success(try await work())
@@ -517,64 +551,3 @@ public final class DeviceGateway: Sendable {
         return device.securityToken == securityToken
     }
 }
-
-/// Whether a session's device dozes, readable from any thread.
-/// A flag one task sets and another reads: whether a session dozes, whether it missed a wake.
-final class SessionFlag: Sendable {
-    private let value = Atomic<Bool>(false)
-
-    var isSet: Bool {
-        get { value.load(ordering: .relaxed) }
-        set { value.store(newValue, ordering: .relaxed) }
-    }
-}
-
-/// How other threads hand a session events: on its connection's event loop.
-final class SessionInbox: Sendable {
-    private let handler: NIOLoopBound<DeviceGateway.SessionHandler>
-    private let eventLoop: any EventLoop
-    private let closed = SessionFlag()
-
-    init(handler: NIOLoopBound<DeviceGateway.SessionHandler>, eventLoop: any EventLoop) {
-        self.handler = handler
-        self.eventLoop = eventLoop
-    }
-
-    /// Whether the connection is still open.
-    var isOpen: Bool { !closed.isSet }
-
-    func close() { closed.isSet = true }
-
-    func post(_ event: DeviceGateway.Event) {
-        let handler = handler
-        eventLoop.execute { handler.value.handle(event) }
-    }
-}
-
-/// Every open connection's inbox, so that one task can tick them all.
-final class ConnectionTable: Sendable {
-    private let state: Mutex<(next: UInt64, inboxes: [UInt64: SessionInbox])> = Mutex((1, [:]))
-
-    func add(_ inbox: SessionInbox) -> UInt64 {
-        state.withLock { state in
-            let id = state.next
-            state.next += 1
-            state.inboxes[id] = inbox
-            return id
-        }
-    }
-
-    func remove(_ id: UInt64) {
-        _ = state.withLock { $0.inboxes.removeValue(forKey: id) }
-    }
-
-    func broadcast(_ event: DeviceGateway.Event) {
-        let inboxes = state.withLock { Array($0.inboxes.values) }
-        for inbox in inboxes { inbox.post(event) }
-    }
-
-    var count: Int { state.withLock { $0.inboxes.count } }
-}
-
-/// An event loop's timer is what a connection's `schedule` answers: it has `cancel()` already.
-extension NIOScheduledCallback: DeviceRegistry.Timer {}

@@ -25,7 +25,7 @@ public struct ClusterService: Service {
         public init() {}
     }
 
-    let store: any ClusterStore
+    let cluster: any Cluster
     let devices: DeviceRegistry
     let quotas: Quotas
     let fanouts: FanoutEngine
@@ -35,10 +35,10 @@ public struct ClusterService: Service {
     private let outbox: Outbox
 
     public init(
-        store: any ClusterStore, devices: DeviceRegistry, quotas: Quotas, fanouts: FanoutEngine,
+        cluster: any Cluster, devices: DeviceRegistry, quotas: Quotas, fanouts: FanoutEngine,
         clock: any HeraldClock, timing: Timing = Timing(), logger: Logger
     ) {
-        self.store = store
+        self.cluster = cluster
         self.devices = devices
         self.quotas = quotas
         self.fanouts = fanouts
@@ -51,8 +51,8 @@ public struct ClusterService: Service {
     }
 
     public func run() async throws {
-        _ = try await store.heartbeat(now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
-        logger.info("joined the cluster", metadata: ["node": "\(store.nodeID)"])
+        _ = try await cluster.heartbeat(now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
+        logger.info("joined the cluster", metadata: ["node": "\(cluster.nodeID)"])
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listen() }
@@ -63,8 +63,8 @@ public struct ClusterService: Service {
             }
         }
         do {
-            try await store.leave()
-            logger.info("left the cluster", metadata: ["node": "\(store.nodeID)"])
+            try await cluster.leave()
+            logger.info("left the cluster", metadata: ["node": "\(cluster.nodeID)"])
         } catch {
             logger.warning("leaving the cluster failed", metadata: ["error": "\(error)"])
         }
@@ -74,7 +74,7 @@ public struct ClusterService: Service {
     private func listen() async {
         while !Task.isCancelled {
             do {
-                try await store.listenForSignals { androidIDs in
+                try await cluster.listenForSignals { androidIDs in
                     for androidID in androidIDs { devices.wake(androidID: androidID) }
                 }
             } catch {
@@ -94,9 +94,9 @@ public struct ClusterService: Service {
             let pending = outbox.take()
             guard !pending.isEmpty else { continue }
             do {
-                let holders = try await store.remoteHolders(androidIDs: pending)
+                let holders = try await cluster.remoteHolders(androidIDs: pending)
                 for (node, held) in Dictionary(grouping: holders, by: \.value) {
-                    try await store.signal(node: node, androidIDs: held.map(\.key))
+                    try await cluster.signal(node: node, androidIDs: held.map(\.key))
                 }
             } catch {
                 logger.warning("cluster signal failed", metadata: ["error": "\(error)"])
@@ -108,10 +108,10 @@ public struct ClusterService: Service {
     private func watchNodes() async {
         while !Task.isCancelled {
             do {
-                for node in try await store.heartbeat(
+                for node in try await cluster.heartbeat(
                     now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
                 {
-                    let adopted = try await store.releaseNode(node)
+                    let adopted = try await cluster.releaseNode(node)
                     logger.notice(
                         "node stopped answering: its claims are released",
                         metadata: ["node": "\(node)", "fanouts": "\(adopted)"])
@@ -133,7 +133,7 @@ public struct ClusterService: Service {
                 let counts = Set(quotas.localCounts(quota, now: now))
                 let changed = Array(counts.subtracting(published[quota] ?? []))
                 do {
-                    let others = try await store.exchangeQuotaCounts(
+                    let others = try await cluster.exchangeQuotaCounts(
                         quota: quota.rawValue, mine: changed,
                         since: now.adding(milliseconds: -Quotas.windowMilliseconds(quota)))
                     quotas.setRemoteCounts(quota, others, now: now)

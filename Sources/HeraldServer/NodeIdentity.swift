@@ -51,10 +51,10 @@ public enum NodeIdentity {
     /// heartbeat that moves on is a live node's, one that ages past `deadAfterMilliseconds`
     /// was left by a process that is gone.
     public static func ensureUnclaimed(
-        _ store: any ClusterStore, deadAfterMilliseconds: Int64, clock: any HeraldClock,
+        _ cluster: any Cluster, deadAfterMilliseconds: Int64, clock: any HeraldClock,
         poll: Duration = .milliseconds(250), logger: Logger
     ) async throws {
-        guard let first = try await store.node(store.nodeID) else { return }
+        guard let first = try await cluster.node(cluster.nodeID) else { return }
         var waitLogged = false
         while clock.now().milliseconds - first.heartbeatAt.milliseconds < deadAfterMilliseconds {
             if !waitLogged {
@@ -64,7 +64,7 @@ public enum NodeIdentity {
                 waitLogged = true
             }
             try await Task.sleep(for: poll)
-            guard let latest = try await store.node(store.nodeID) else { return }
+            guard let latest = try await cluster.node(cluster.nodeID) else { return }
             if latest.heartbeatAt != first.heartbeatAt {
                 throw InUse(
                     holder: latest,

@@ -1,5 +1,5 @@
 import Foundation
-public import HeraldCore
+import HeraldCore
 
 /// How values are written to and read from a database column, and the assembly of read
 /// rows into reports: the same for every SQL backend, so the backends agree.

@@ -158,13 +158,16 @@ extension ProjectCommand {
 }
 
 func openStore(_ options: StoreOptions) async throws -> any HeraldStore {
-    var configuration = ServerConfiguration()
-    configuration.dataDirectory = options.dataDirectory
-    configuration.storeURL = options.storeURL
-    // The command line claims nothing in a shared store; its node name only appears in logs.
-    configuration.nodeID = "cli"
-    configuration.databaseConnections = 2
+    guard let url = options.storeURL else { return try SQLiteStore(dataDirectory: options.dataDirectory) }
+    guard let location = PostgresStore.Location(url: url) else {
+        throw ValidationError("not a postgres:// URL: \(url)")
+    }
     var logger = Logger(label: "herald.cli")
     logger.logLevel = .warning
-    return try await HeraldNode.openStore(configuration, logger: logger)
+    // The command line claims nothing in a shared store; its node name only appears in logs.
+    let store = PostgresStore(location, nodeID: "cli", logger: logger, connections: 2)
+    // A command ends with its process: the pool runs until then.
+    Task { await store.run() }
+    try await store.prepare()
+    return store
 }

@@ -172,19 +172,24 @@ struct Serve: AsyncParsableCommand {
             logger.info("devices trust the gateway CA in \(certificates.caPath)")
         }
         configuration.gateway = gateway
-        let store = try await HeraldNode.openStore(configuration, logger: logger)
-        let node = try await HeraldNode(configuration: configuration, store: store, logger: logger)
-        if let location = storeOptions.storeURL.flatMap(PostgresStore.Location.init(url:)) {
-            logger.info("shared store \(location.redacted), node \(configuration.nodeID)")
-        } else {
-            logger.info("data directory \(configuration.dataDirectory)")
-        }
         let host = httpHost
         let publicURL = publicURL
-        try await node.run { httpPort, gatewayPorts in
-            logger.info("Herald HTTP API listening on http://\(host):\(httpPort), device gateway on \(gatewayPorts)")
-            // Key files must name this URL as their token_uri base (herald project create --public-url).
-            logger.info("clients reach Herald at \(publicURL ?? "http://\(host):\(httpPort)")")
+        let storeURL = storeOptions.storeURL
+        try await HeraldNode.withStore(configuration, logger: logger) { backend in
+            let node = try await HeraldNode(
+                configuration: configuration, store: backend.store, cluster: backend.cluster,
+                maintenance: backend.maintenance, logger: logger)
+            if let location = storeURL.flatMap(PostgresStore.Location.init(url:)) {
+                logger.info("shared store \(location.redacted), node \(configuration.nodeID)")
+            } else {
+                logger.info("data directory \(configuration.dataDirectory)")
+            }
+            try await node.run { httpPort, gatewayPorts in
+                logger.info(
+                    "Herald HTTP API listening on http://\(host):\(httpPort), device gateway on \(gatewayPorts)")
+                // Key files must name this URL as their token_uri base (herald project create --public-url).
+                logger.info("clients reach Herald at \(publicURL ?? "http://\(host):\(httpPort)")")
+            }
         }
     }
 }

@@ -20,7 +20,7 @@ import Testing
                 store: harness.node.store, metrics: harness.node.metrics, logger: logger)
             batcher.submit(androidID: device.androidID, persistentIDs: [id])
             let running = Task { await batcher.run() }
-            running.cancel()
+            batcher.finish()
             await running.value
             #expect(try await harness.node.store.queuedCount(androidID: device.androidID) == 0)
         }

@@ -25,8 +25,11 @@ import Testing
             try await PostgresStore.createDatabase(name, at: location, logger: logger)
             location.database = name
         }
-        return try await PostgresStore.open(
-            location, nodeID: nodeID, nodeAddress: address, logger: logger, connections: 2)
+        let store = PostgresStore(
+            location, nodeID: nodeID, nodeAddress: address, logger: logger, connections: 2, minimumConnections: 0)
+        Task { await store.run() }
+        try await store.prepare()
+        return store
     }
 
     @Test func aDerivedIdIsKeptInTheDataDirectoryAndDiffersBetweenDirectories() throws {

@@ -81,7 +81,7 @@ struct ClusterStoreTests {
         let engine = FanoutEngine(
             store: a, clock: clock, metrics: HeraldMetrics(factory: NOOPMetricsHandler.instance),
             registry: DeviceRegistry(), projects: { $0 == project.id ? project : nil },
-            logger: Logger(label: "fanout-test"), pageSize: 1)
+            logger: Logger(label: "fanout-test"), pageSize: 1, cluster: a)
         engine.submit(job)
         try await engine.step()
         // token-2 comes after token-1, yet b's device has it first.

@@ -18,12 +18,22 @@ enum TestDatabase {
         let logger = Logger(label: "herald.test.postgres")
         try await PostgresStore.createDatabase(name, at: location, logger: logger)
         location.database = name
-        return try await PostgresStore.open(location, nodeID: nodeID, logger: logger, connections: 4)
+        return try await open(location, nodeID: nodeID)
+    }
+
+    /// A prepared store whose pool runs for the rest of the test process, keeping no idle
+    /// connection.
+    static func open(_ location: PostgresStore.Location, nodeID: String) async throws -> PostgresStore {
+        let store = PostgresStore(
+            location, nodeID: nodeID, logger: Logger(label: "herald.test.postgres"), connections: 4,
+            minimumConnections: 0)
+        Task { await store.run() }
+        try await store.prepare()
+        return store
     }
 
     /// Another node's store over the same database as `store`.
     static func reopen(_ store: PostgresStore, nodeID: String) async throws -> PostgresStore {
-        try await PostgresStore.open(
-            store.location, nodeID: nodeID, logger: Logger(label: "herald.test.postgres"), connections: 4)
+        try await open(store.location, nodeID: nodeID)
     }
 }

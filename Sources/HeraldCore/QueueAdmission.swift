@@ -1,5 +1,3 @@
-public import HeraldCore
-
 /// What joining a queue entry means for a store: one place that turns a `QueuePolicy`
 /// decision into rows to delete, rows to insert and counters to add, for every backend.
 struct QueueAdmission {

@@ -109,24 +109,17 @@ public actor InMemoryStore: HeraldStore {
         for projectID in batch.map(\.projectID) + entries.map(\.projectID) where projectsByID[projectID] == nil {
             throw StoreError.notFound("project \(projectID)")
         }
-        var batchIDs: Set<String> = []
-        for entry in entries
-        where !batchIDs.insert("\(entry.androidID) \(entry.persistentID)").inserted
-            || queue.contains(where: { $0.androidID == entry.androidID && $0.persistentID == entry.persistentID })
-        {
-            throw StoreError.conflict("persistent id \(entry.persistentID)")
-        }
+        let devices = Set(entries.map(\.androidID))
+        let current = queue.filter { devices.contains($0.androidID) }
+        let plan = try QueueBatchPlan(
+            storing: entries, current: current,
+            taken: Set(current.map { .init(androidID: $0.androidID, persistentID: $0.persistentID) }),
+            limits: limits, stats: additions)
         for message in batch { messages[message.id] = message }
-        var decisions: [Enqueued] = []
-        var counted = additions
-        for entry in entries {
-            let admission = QueueAdmission(entry, current: queue.filter { $0.token == entry.token }, limits: limits)
-            queue.removeAll { admission.decision.delete.contains($0.sequence) }
-            counted += admission.stats
-            decisions.append(Enqueued(decision: admission.decision, stored: admission.inserts.map(append)))
-        }
-        record(counted)
-        return decisions
+        let deleted = Set(plan.deletes)
+        queue.removeAll { deleted.contains($0.sequence) }
+        record(plan.stats)
+        return plan.enqueued(sequences: plan.inserts.map { append($0).sequence })
     }
 
     private func append(_ entry: QueuedMessage) -> QueuedMessage {
@@ -297,7 +290,7 @@ public actor InMemoryStore: HeraldStore {
     }
 
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats additions: [DeliveryStat]) throws {
-        try appendMessages([message], queue: [], limits: .unlimited, stats: additions)
+        _ = try appendMessages([message], queue: [], limits: .unlimited, stats: additions)
         fanouts[job.messageID] = job
     }
 

@@ -1,14 +1,18 @@
 public import HeraldCore
 
-/// What a store shared by several `herald serve` nodes offers beyond `HeraldStore`: which
-/// node holds which device's connection, signals between nodes, node liveness, and the
-/// counts behind project quotas that hold across nodes.
+/// The nodes that share one store: which node holds which device's connection, signals
+/// between nodes, node liveness, and the counts behind project quotas that hold across
+/// nodes. A node is given its cluster; the embedded store's is `SingleNodeCluster`.
 ///
-/// The store instance belongs to one node (`nodeID`); changes it makes on that node's
-/// behalf (a connection recorded, a fanout created) are claimed for that node.
-public protocol ClusterStore: HeraldStore {
-    /// The node this store instance works for.
+/// The instance belongs to one node (`nodeID`); changes it makes on that node's behalf (a
+/// connection recorded, a fanout created) are claimed for that node.
+public protocol Cluster: Sendable {
+    /// The node this instance works for.
     var nodeID: String { get }
+
+    /// Whether other nodes may share the store. When false every answer below is "nobody
+    /// else": no other holders, no signals, and quotas counted by this node alone.
+    var isShared: Bool { get }
 
     /// Records that this node is alive at `now` and answers the nodes whose last sign of
     /// life is older than `deadAfterMilliseconds`.

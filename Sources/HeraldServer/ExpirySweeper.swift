@@ -1,0 +1,66 @@
+public import HeraldCore
+public import HeraldStorage
+public import Logging
+public import ServiceLifecycle
+
+/// Deletes queued messages whose time to live has passed, counting them expired
+/// (SEMANTICS D5). Expired messages are never delivered even before the sweep: queue
+/// reads leave them out.
+public struct ExpirySweeper: Service {
+    let store: any HeraldStore
+    let clock: any HeraldClock
+    let intervalSeconds: Int
+    let abandonedAfterSeconds: Int64
+    let logger: Logger
+
+    public init(
+        store: any HeraldStore, clock: any HeraldClock, intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400,
+        logger: Logger
+    ) {
+        self.store = store
+        self.clock = clock
+        self.intervalSeconds = intervalSeconds
+        self.abandonedAfterSeconds = abandonedAfterSeconds
+        self.logger = logger
+    }
+
+    /// Sweeps until nothing expired is left; answers how many entries were deleted.
+    @discardableResult
+    public func sweep() async throws -> Int {
+        var total = 0
+        while true {
+            let deleted = try await store.deleteExpired(now: clock.now(), limit: 1000)
+            total += deleted
+            if deleted < 1000 { return total }
+        }
+    }
+
+    /// Removes devices that checked in `abandonedAfterSeconds` ago or earlier and never
+    /// registered nor connected (check-ins need no credentials, so they must not pile up).
+    @discardableResult
+    public func sweepAbandonedDevices() async throws -> Int {
+        var total = 0
+        let cutoff = clock.now().adding(seconds: -abandonedAfterSeconds)
+        while true {
+            let deleted = try await store.deleteAbandonedDevices(checkedInBefore: cutoff, limit: 1000)
+            total += deleted
+            if deleted < 1000 { return total }
+        }
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    let deleted = try await sweep()
+                    if deleted > 0 { logger.debug("expired messages removed", metadata: ["count": "\(deleted)"]) }
+                    let abandoned = try await sweepAbandonedDevices()
+                    if abandoned > 0 { logger.info("abandoned check-ins removed", metadata: ["count": "\(abandoned)"]) }
+                } catch {
+                    logger.warning("expiry sweep failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: .seconds(intervalSeconds))
+            }
+        }
+    }
+}

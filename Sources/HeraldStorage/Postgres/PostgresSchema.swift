@@ -1,0 +1,223 @@
+import HeraldCore
+import PostgresNIO
+
+/// The shared store's schema: every migration, in order.
+extension PostgresStore {
+    // MARK: Schema
+
+    /// Each migration runs once, in order, recorded in `herald_migrations`; nodes starting
+    /// together take turns through an advisory lock.
+    static let migrations: [(name: String, sql: [String])] = [
+        (
+            "v1-schema",
+            [
+                """
+                CREATE TABLE projects (
+                    id TEXT COLLATE "C" PRIMARY KEY,
+                    number BIGINT NOT NULL UNIQUE,
+                    api_key TEXT NOT NULL UNIQUE,
+                    server_key TEXT NOT NULL UNIQUE,
+                    created_at BIGINT NOT NULL,
+                    settings TEXT NOT NULL)
+                """,
+                """
+                CREATE TABLE service_account_keys (
+                    id TEXT COLLATE "C" PRIMARY KEY,
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    client_email TEXT NOT NULL,
+                    public_key_pem TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    revoked_at BIGINT)
+                """,
+                "CREATE INDEX service_account_keys_project ON service_account_keys(project_id)",
+                "CREATE TABLE secrets (name TEXT PRIMARY KEY, value BYTEA NOT NULL)",
+                "CREATE TABLE counters (name TEXT PRIMARY KEY, value BIGINT NOT NULL)",
+                "INSERT INTO counters (name, value) VALUES ('credentials_revision', 0)",
+                """
+                CREATE TABLE messages (
+                    id TEXT COLLATE "C" PRIMARY KEY,
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    target_kind TEXT NOT NULL,
+                    target TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL)
+                """,
+                "CREATE INDEX messages_project ON messages(project_id)",
+                "CREATE INDEX messages_expiry ON messages(expires_at)",
+                """
+                CREATE TABLE devices (
+                    android_id BIGINT PRIMARY KEY,
+                    security_token BIGINT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    last_connected_at BIGINT,
+                    holder_node TEXT)
+                """,
+                "CREATE INDEX devices_holder ON devices(holder_node) WHERE holder_node IS NOT NULL",
+                """
+                CREATE TABLE registrations (
+                    token TEXT COLLATE "C" PRIMARY KEY,
+                    kind TEXT NOT NULL,
+                    project_id TEXT COLLATE "C" REFERENCES projects(id) ON DELETE CASCADE,
+                    sender TEXT NOT NULL,
+                    app_id TEXT NOT NULL,
+                    subtype TEXT,
+                    platform TEXT NOT NULL,
+                    android_id BIGINT NOT NULL REFERENCES devices(android_id) ON DELETE CASCADE,
+                    installation_id TEXT,
+                    p256dh BYTEA,
+                    auth BYTEA,
+                    coding TEXT,
+                    created_at BIGINT NOT NULL,
+                    deleted_at BIGINT)
+                """,
+                "CREATE INDEX registrations_device ON registrations(android_id)",
+                "CREATE INDEX registrations_installation ON registrations(project_id, installation_id)",
+                "CREATE INDEX registrations_project ON registrations(project_id, token)",
+                """
+                CREATE TABLE installations (
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    fid TEXT NOT NULL,
+                    app_id TEXT NOT NULL,
+                    refresh_token TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (project_id, fid))
+                """,
+                """
+                CREATE TABLE device_queue (
+                    sequence BIGSERIAL PRIMARY KEY,
+                    android_id BIGINT NOT NULL,
+                    token TEXT NOT NULL,
+                    persistent_id TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    stanza BYTEA NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    collapse_key TEXT,
+                    is_high_priority BOOLEAN NOT NULL,
+                    app_id TEXT NOT NULL,
+                    analytics_label TEXT NOT NULL,
+                    deleted_count BIGINT NOT NULL)
+                """,
+                "CREATE INDEX device_queue_device ON device_queue(android_id, sequence)",
+                "CREATE INDEX device_queue_expiry ON device_queue(expires_at)",
+                "CREATE INDEX device_queue_project ON device_queue(project_id)",
+                """
+                CREATE TABLE delivery_stats (
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    day TEXT NOT NULL,
+                    app_id TEXT NOT NULL,
+                    label TEXT NOT NULL,
+                    counter TEXT NOT NULL,
+                    shard SMALLINT NOT NULL,
+                    value BIGINT NOT NULL,
+                    PRIMARY KEY (project_id, day, app_id, label, counter, shard))
+                """,
+                """
+                CREATE TABLE topic_subscriptions (
+                    token TEXT COLLATE "C" NOT NULL REFERENCES registrations(token) ON DELETE CASCADE,
+                    topic TEXT COLLATE "C" NOT NULL,
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (token, topic))
+                """,
+                "CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, token)",
+                """
+                CREATE TABLE fanouts (
+                    message_id TEXT COLLATE "C" PRIMARY KEY,
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    audience_kind TEXT NOT NULL,
+                    audience TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    state TEXT NOT NULL,
+                    cursor TEXT COLLATE "C" NOT NULL,
+                    delivered BIGINT NOT NULL,
+                    owner_node TEXT)
+                """,
+                "CREATE INDEX fanouts_state ON fanouts(state, created_at)",
+                """
+                CREATE TABLE device_groups (
+                    notification_key TEXT PRIMARY KEY,
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    name TEXT NOT NULL,
+                    members TEXT NOT NULL,
+                    UNIQUE (project_id, name))
+                """,
+                "CREATE TABLE nodes (id TEXT PRIMARY KEY, started_at BIGINT NOT NULL, heartbeat_at BIGINT NOT NULL)",
+                """
+                CREATE TABLE quota_counts (
+                    quota TEXT NOT NULL,
+                    project_id TEXT NOT NULL,
+                    node_id TEXT NOT NULL,
+                    bucket BIGINT NOT NULL,
+                    count BIGINT NOT NULL,
+                    PRIMARY KEY (quota, project_id, node_id, bucket))
+                """,
+                "CREATE INDEX quota_counts_bucket ON quota_counts(quota, bucket)",
+            ]
+        ),
+        ("v2-messages-by-target", ["CREATE INDEX messages_target ON messages(target, created_at)"]),
+        (
+            "v3-fanout-first-devices",
+            [
+                "ALTER TABLE fanouts ADD COLUMN first_devices TEXT NOT NULL DEFAULT ''",
+                "ALTER TABLE fanouts ADD COLUMN first_done INTEGER NOT NULL DEFAULT 0",
+            ]
+        ),
+        (
+            // Fanout pages are read in device order (`FanoutPosition`).
+            "v4-fanout-pages-by-device",
+            [
+                "ALTER TABLE topic_subscriptions ADD COLUMN android_id BIGINT NOT NULL DEFAULT 0",
+                """
+                UPDATE topic_subscriptions SET android_id = registrations.android_id
+                FROM registrations WHERE registrations.token = topic_subscriptions.token
+                """,
+                "DROP INDEX topic_subscriptions_topic",
+                "CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, android_id, token)",
+                "DROP INDEX registrations_project",
+                "CREATE INDEX registrations_project ON registrations(project_id, android_id, token)",
+            ]
+        ),
+        // Where each node runs, so that a node asking for a live node's id is told which one holds it.
+        ("v5-node-address", ["ALTER TABLE nodes ADD COLUMN address TEXT NOT NULL DEFAULT ''"]),
+        (
+            // Which device's impression or open of a message was counted: each counts once.
+            "v6-receipts",
+            [
+                """
+                CREATE TABLE receipts (
+                    message_id TEXT COLLATE "C" NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                    android_id BIGINT NOT NULL,
+                    counter TEXT NOT NULL,
+                    PRIMARY KEY (message_id, android_id, counter))
+                """
+            ]
+        ),
+    ]
+
+    func migrate() async throws {
+        try await transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(7265726)", logger: self.logger)
+            try await connection.query(
+                "CREATE TABLE IF NOT EXISTS herald_migrations (name TEXT PRIMARY KEY, applied_at TIMESTAMPTZ NOT NULL)",
+                logger: self.logger)
+            let applied = Set(
+                try await self.rows("SELECT name FROM herald_migrations", on: connection).map {
+                    try $0.decode(String.self)
+                })
+            for migration in Self.migrations where !applied.contains(migration.name) {
+                for statement in migration.sql {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
+                }
+                try await connection.query(
+                    "INSERT INTO herald_migrations (name, applied_at) VALUES (\(migration.name), now())",
+                    logger: self.logger)
+                self.logger.info("database migrated", metadata: ["migration": "\(migration.name)"])
+            }
+        }
+    }
+}

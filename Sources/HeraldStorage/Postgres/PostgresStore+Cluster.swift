@@ -1,0 +1,157 @@
+import Foundation
+public import HeraldCore
+import PostgresNIO
+
+/// What lets several nodes share the store (`Cluster`).
+extension PostgresStore {
+    // MARK: Cluster
+
+    public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String] {
+        try await run(
+            """
+            INSERT INTO nodes (id, started_at, heartbeat_at, address)
+            VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds), \(nodeAddress))
+            ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, address = excluded.address
+            """)
+        return try await rows(
+            """
+            SELECT id FROM nodes WHERE id <> \(nodeID) AND heartbeat_at < \(now.milliseconds - deadAfterMilliseconds)
+            ORDER BY id
+            """
+        ).map { try $0.decode(String.self) }
+    }
+
+    public func node(_ id: String) async throws -> NodeRecord? {
+        try await rows("SELECT address, heartbeat_at FROM nodes WHERE id = \(id)").first.map { row in
+            let (address, heartbeat) = try row.decode((String, Int64).self)
+            return NodeRecord(id: id, address: address, heartbeatAt: Timestamp(milliseconds: heartbeat))
+        }
+    }
+
+    public func leave() async throws {
+        try await run("UPDATE nodes SET heartbeat_at = 0 WHERE id = \(nodeID)")
+    }
+
+    public func releaseNode(_ node: String) async throws -> Int {
+        try await transaction { connection in
+            try await self.run(
+                "UPDATE devices SET holder_node = NULL WHERE holder_node = \(node)", on: connection)
+            try await self.run("DELETE FROM quota_counts WHERE node_id = \(node)", on: connection)
+            let adopted = try await self.count(
+                """
+                UPDATE fanouts SET owner_node = \(self.nodeID)
+                WHERE state <> 'done' AND (owner_node = \(node) OR owner_node IS NULL) RETURNING 1
+                """, on: connection)
+            if node != self.nodeID { try await self.run("DELETE FROM nodes WHERE id = \(node)", on: connection) }
+            return adopted
+        }
+    }
+
+    public func releaseConnection(androidID: UInt64) async throws {
+        try await run(
+            """
+            UPDATE devices SET holder_node = NULL
+            WHERE android_id = \(Int64(bitPattern: androidID)) AND holder_node = \(nodeID)
+            """)
+    }
+
+    public func remoteHolders(androidIDs: [UInt64]) async throws -> [UInt64: String] {
+        guard !androidIDs.isEmpty else { return [:] }
+        var holders: [UInt64: String] = [:]
+        for row in try await rows(
+            """
+            SELECT android_id, holder_node FROM devices
+            WHERE android_id = ANY(\(androidIDs.map { Int64(bitPattern: $0) })) AND holder_node IS NOT NULL
+                AND holder_node <> \(nodeID)
+            """)
+        {
+            let (id, node) = try row.decode((Int64, String).self)
+            holders[UInt64(bitPattern: id)] = node
+        }
+        return holders
+    }
+
+    public func devicesHeldElsewhere() async throws -> [UInt64] {
+        try await rows(
+            """
+            SELECT android_id FROM devices WHERE holder_node IS NOT NULL AND holder_node <> \(nodeID)
+            ORDER BY android_id
+            """
+        ).map { UInt64(bitPattern: try $0.decode(Int64.self)) }
+    }
+
+    /// The channel a node listens on; node ids are free text, so the channel is derived.
+    static func channel(of node: String) -> String {
+        "herald_node_"
+            + node.unicodeScalars.map { scalar in
+                CharacterSet.alphanumerics.contains(scalar) && scalar.isASCII ? String(scalar) : "_"
+            }.joined().lowercased()
+    }
+
+    /// At most this many device ids per notification (PostgreSQL caps a payload at 8,000 bytes).
+    static let devicesPerSignal = 300
+
+    public func signal(node: String, androidIDs: [UInt64]) async throws {
+        let channel = Self.channel(of: node)
+        for start in stride(from: 0, to: androidIDs.count, by: Self.devicesPerSignal) {
+            let payload = androidIDs[start..<min(start + Self.devicesPerSignal, androidIDs.count)]
+                .map { String($0, radix: 36) }.joined(separator: ",")
+            try await run("SELECT pg_notify(\(channel), \(payload))")
+        }
+    }
+
+    public func listenForSignals(_ receive: @escaping @Sendable ([UInt64]) async -> Void) async throws {
+        try await client.withConnection { connection in
+            try await connection.listen(on: Self.channel(of: self.nodeID)) { notifications in
+                for try await notification in notifications {
+                    await receive(notification.payload.split(separator: ",").compactMap { UInt64($0, radix: 36) })
+                }
+            }
+        }
+    }
+
+    public func recentMessages(to targets: [String], minuteSince: Timestamp, hourSince: Timestamp) async throws
+        -> RecentMessages
+    {
+        guard
+            let row = try await rows(
+                """
+                SELECT COUNT(*) FILTER (WHERE created_at > \(minuteSince.milliseconds)),
+                    MIN(created_at) FILTER (WHERE created_at > \(minuteSince.milliseconds)), COUNT(*), MIN(created_at)
+                FROM messages WHERE target = ANY(\(targets)) AND created_at > \(hourSince.milliseconds)
+                """
+            ).first
+        else { return RecentMessages(minute: 0, hour: 0, oldestInMinute: nil, oldestInHour: nil) }
+        let (minute, oldestInMinute, hour, oldestInHour) = try row.decode((Int, Int64?, Int, Int64?).self)
+        return RecentMessages(
+            minute: minute, hour: hour, oldestInMinute: oldestInMinute.map(Timestamp.init(milliseconds:)),
+            oldestInHour: oldestInHour.map(Timestamp.init(milliseconds:)))
+    }
+
+    public func exchangeQuotaCounts(quota: String, mine: [QuotaCount], since: Timestamp) async throws -> [QuotaCount] {
+        try await transaction { connection in
+            if !mine.isEmpty {
+                try await self.run(
+                    """
+                    INSERT INTO quota_counts (quota, project_id, node_id, bucket, count)
+                    SELECT \(quota), project_id, \(self.nodeID), bucket, count
+                    FROM UNNEST(\(mine.map(\.projectID))::text[], \(mine.map(\.bucket))::bigint[],
+                        \(mine.map { Int64($0.count) })::bigint[]) AS rows(project_id, bucket, count)
+                    ON CONFLICT (quota, project_id, node_id, bucket) DO UPDATE SET count = excluded.count
+                    """, on: connection)
+            }
+            try await self.run(
+                "DELETE FROM quota_counts WHERE quota = \(quota) AND bucket < \(since.milliseconds)", on: connection)
+            return try await self.rows(
+                """
+                SELECT project_id, bucket, SUM(count)::bigint FROM quota_counts
+                WHERE quota = \(quota) AND node_id <> \(self.nodeID) AND bucket >= \(since.milliseconds)
+                GROUP BY project_id, bucket
+                """, on: connection
+            ).map { row in
+                let (project, bucket, count) = try row.decode((String, Int64, Int).self)
+                return QuotaCount(projectID: project, bucket: bucket, count: count)
+            }
+        }
+    }
+}

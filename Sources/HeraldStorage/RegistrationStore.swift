@@ -1,0 +1,48 @@
+public import HeraldCore
+
+/// Devices (check-ins), app registrations (tokens), installations and when each device
+/// last connected.
+///
+/// Every method is a transaction of its own; a method that returns has made its change
+/// durable.
+public protocol RegistrationStore: Sendable {
+    /// Records a checked-in device. Throws `StoreError.conflict` when the id is taken.
+    func createDevice(_ device: Device) async throws
+
+    /// The device with this android id.
+    func device(androidID: UInt64) async throws -> Device?
+
+    /// Records a new registration. Throws `StoreError.conflict` when the token is taken,
+    /// `StoreError.notFound` when its project or device does not exist.
+    func createRegistration(_ registration: Registration) async throws
+
+    /// The registration holding this token.
+    func registration(token: String) async throws -> Registration?
+
+    /// The newest registration of a project's installation.
+    func registration(installationID: String, projectID: String) async throws -> Registration?
+
+    /// Every live registration a device's connection carries.
+    func registrations(androidID: UInt64) async throws -> [Registration]
+
+    /// Marks a registration deleted (SEMANTICS L6) and discards its queued messages,
+    /// counting them as unregistered; answers the registration, nil when there is no live one.
+    func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration?
+
+    /// The last connection of each of these devices (nil for one that never connected).
+    func lastConnections(androidIDs: [UInt64]) async throws -> [UInt64: Timestamp?]
+
+    /// Records that a device's connection logged in.
+    func recordConnection(androidID: UInt64, at time: Timestamp) async throws
+
+    /// Records a new Firebase installation; false, changing nothing, when the project has
+    /// one with its id already (an installation is never replaced).
+    func createInstallation(_ installation: Installation) async throws -> Bool
+
+    /// A project's installation with this id.
+    func installation(fid: String, projectID: String) async throws -> Installation?
+
+    /// Removes up to `limit` devices that checked in before `checkedInBefore` and never
+    /// registered an app nor connected; answers how many.
+    func deleteAbandonedDevices(checkedInBefore: Timestamp, limit: Int) async throws -> Int
+}

@@ -1,0 +1,232 @@
+import GRDB
+import HeraldCore
+
+/// The embedded store's schema: every migration, in order.
+extension SQLiteStore {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-projects-credentials-messages") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE projects (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        number INTEGER NOT NULL UNIQUE,
+                        api_key TEXT NOT NULL UNIQUE,
+                        server_key TEXT NOT NULL UNIQUE,
+                        created_at INTEGER NOT NULL,
+                        settings TEXT NOT NULL
+                    );
+                    CREATE TABLE service_account_keys (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        client_email TEXT NOT NULL,
+                        public_key_pem TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        revoked_at INTEGER
+                    );
+                    CREATE INDEX service_account_keys_project ON service_account_keys(project_id);
+                    CREATE TABLE secrets (name TEXT PRIMARY KEY NOT NULL, value BLOB NOT NULL);
+                    CREATE TABLE counters (name TEXT PRIMARY KEY NOT NULL, value INTEGER NOT NULL);
+                    INSERT INTO counters (name, value) VALUES ('credentials_revision', 0);
+                    CREATE TABLE messages (
+                        id TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        target_kind TEXT NOT NULL,
+                        target TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX messages_project ON messages(project_id);
+                    """)
+        }
+        migrator.registerMigration("v2-devices-registrations-queues") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE devices (
+                        android_id INTEGER PRIMARY KEY NOT NULL,
+                        security_token INTEGER NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE registrations (
+                        token TEXT PRIMARY KEY NOT NULL,
+                        kind TEXT NOT NULL,
+                        project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+                        sender TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        subtype TEXT,
+                        platform TEXT NOT NULL,
+                        android_id INTEGER NOT NULL REFERENCES devices(android_id) ON DELETE CASCADE,
+                        installation_id TEXT,
+                        p256dh BLOB,
+                        auth BLOB,
+                        coding TEXT,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX registrations_device ON registrations(android_id);
+                    CREATE INDEX registrations_installation ON registrations(project_id, installation_id);
+                    CREATE TABLE installations (
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        fid TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        refresh_token TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, fid)
+                    );
+                    CREATE TABLE device_queue (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        android_id INTEGER NOT NULL,
+                        token TEXT NOT NULL,
+                        persistent_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        stanza BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        UNIQUE (android_id, persistent_id)
+                    );
+                    CREATE INDEX device_queue_device ON device_queue(android_id, sequence);
+                    """)
+        }
+        migrator.registerMigration("v3-delivery-semantics") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE device_queue ADD COLUMN collapse_key TEXT;
+                    ALTER TABLE device_queue ADD COLUMN is_high_priority INTEGER NOT NULL DEFAULT 0;
+                    ALTER TABLE device_queue ADD COLUMN app_id TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE device_queue ADD COLUMN analytics_label TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE device_queue ADD COLUMN deleted_count INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX device_queue_token ON device_queue(token, sequence);
+                    CREATE INDEX device_queue_expiry ON device_queue(expires_at);
+                    ALTER TABLE registrations ADD COLUMN deleted_at INTEGER;
+                    ALTER TABLE devices ADD COLUMN last_connected_at INTEGER;
+                    CREATE TABLE delivery_stats (
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        day TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        label TEXT NOT NULL,
+                        counter TEXT NOT NULL,
+                        value INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, day, app_id, label, counter)
+                    );
+                    """)
+        }
+        migrator.registerMigration("v4-topics-fanouts-groups") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE topic_subscriptions (
+                        token TEXT NOT NULL REFERENCES registrations(token) ON DELETE CASCADE,
+                        topic TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (token, topic)
+                    );
+                    CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, token);
+                    CREATE TABLE fanouts (
+                        message_id TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        audience_kind TEXT NOT NULL,
+                        audience TEXT NOT NULL,
+                        body TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        state TEXT NOT NULL,
+                        cursor TEXT NOT NULL,
+                        delivered INTEGER NOT NULL
+                    );
+                    CREATE INDEX fanouts_state ON fanouts(state, created_at);
+                    CREATE TABLE device_groups (
+                        notification_key TEXT PRIMARY KEY NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        name TEXT NOT NULL,
+                        members TEXT NOT NULL,
+                        UNIQUE (project_id, name)
+                    );
+                    CREATE INDEX registrations_project ON registrations(project_id, token);
+                    """)
+        }
+        migrator.registerMigration("v5-message-expiry") { db in
+            try db.execute(sql: "CREATE INDEX messages_expiry ON messages(expires_at)")
+        }
+        migrator.registerMigration("v6-queue-device-keys") { db in
+            // Queue rows are found through their device only: random keys such as tokens make
+            // every insert touch another index page, which a fanout writing thousands of rows
+            // per second pays for in pages written. An app instance's rows are few, so they
+            // are picked out of their device's rows by token or persistent id.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_queue_new (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        android_id INTEGER NOT NULL,
+                        token TEXT NOT NULL,
+                        persistent_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        stanza BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        collapse_key TEXT,
+                        is_high_priority INTEGER NOT NULL DEFAULT 0,
+                        app_id TEXT NOT NULL DEFAULT '',
+                        analytics_label TEXT NOT NULL DEFAULT '',
+                        deleted_count INTEGER NOT NULL DEFAULT 0
+                    );
+                    INSERT INTO device_queue_new
+                        (sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                         expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
+                        SELECT sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                            expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count
+                        FROM device_queue;
+                    DROP TABLE device_queue;
+                    ALTER TABLE device_queue_new RENAME TO device_queue;
+                    CREATE INDEX device_queue_device ON device_queue(android_id, sequence);
+                    CREATE INDEX device_queue_expiry ON device_queue(expires_at);
+                    """)
+        }
+        migrator.registerMigration("v7-fanout-first-devices") { db in
+            try db.execute(
+                sql: """
+                    ALTER TABLE fanouts ADD COLUMN first_devices TEXT NOT NULL DEFAULT '';
+                    ALTER TABLE fanouts ADD COLUMN first_done INTEGER NOT NULL DEFAULT 0;
+                    """)
+        }
+        migrator.registerMigration("v8-fanout-pages-by-device") { db in
+            // Fanout pages are read in device order (`FanoutPosition`), so subscriptions carry
+            // their registration's device and both audience indexes order by it.
+            try db.execute(
+                sql: """
+                    ALTER TABLE topic_subscriptions ADD COLUMN android_id INTEGER NOT NULL DEFAULT 0;
+                    UPDATE topic_subscriptions SET android_id =
+                        (SELECT android_id FROM registrations WHERE registrations.token = topic_subscriptions.token);
+                    DROP INDEX topic_subscriptions_topic;
+                    CREATE INDEX topic_subscriptions_topic ON topic_subscriptions(project_id, topic, android_id, token);
+                    DROP INDEX registrations_project;
+                    CREATE INDEX registrations_project ON registrations(project_id, android_id, token);
+                    """)
+        }
+        migrator.registerMigration("v9-shared-queue-stanzas") { db in
+            // A fanout page's app instances of one app get the same stanza, more than half of
+            // a row's bytes: it is stored once and their rows point at it (`SharedStanzas`).
+            // A stanza goes when no row points at it any more (`deleteExpired`).
+            try db.execute(
+                sql: """
+                    CREATE TABLE queue_stanzas (id INTEGER PRIMARY KEY, stanza BLOB NOT NULL);
+                    ALTER TABLE device_queue ADD COLUMN stanza_id INTEGER;
+                    CREATE INDEX device_queue_stanza ON device_queue(stanza_id) WHERE stanza_id IS NOT NULL;
+                    """)
+        }
+        migrator.registerMigration("v10-receipts") { db in
+            // Which device's impression or open of a message was counted: each counts once.
+            try db.execute(
+                sql: """
+                    CREATE TABLE receipts (
+                        message_id TEXT NOT NULL REFERENCES messages(id) ON DELETE CASCADE,
+                        android_id INTEGER NOT NULL,
+                        counter TEXT NOT NULL,
+                        PRIMARY KEY (message_id, android_id, counter)
+                    ) WITHOUT ROWID;
+                    """)
+        }
+        return migrator
+    }
+}

@@ -1,0 +1,95 @@
+import Foundation
+import GRDB
+import GRDBSQLite
+import HeraldCore
+import Synchronization
+
+/// The embedded store: one SQLite database in WAL mode, written through GRDB.
+///
+/// A transaction that returned is in the write-ahead log, so it survives the process
+/// being killed (`synchronous=NORMAL`; a power loss may lose the last moments).
+public final class SQLiteStore: HeraldStore {
+    let pool: DatabasePool
+    /// Every write goes through it: writes that come together share a transaction.
+    let commits: GroupCommit
+    /// A connection of its own for moving the write-ahead log into the database file
+    /// (`checkpoint()`), so that a writer does not pay for it inside a transaction.
+    let checkpointer: DatabaseQueue
+    /// The last shared stanza the expiry sweep looked at (`deleteExpired`).
+    let stanzaSweepPosition = Mutex<Int64>(0)
+    /// Registrations looked up by token. Only this store changes registration rows; the
+    /// command line, from another process, may delete a project, which bumps the
+    /// credentials revision the server polls: seeing it move empties the cache.
+    let registrations = RegistrationCache(capacity: 32_768)
+    let lastCredentialsRevision = Mutex<Int64?>(nil)
+
+    /// How many log pages a writer lets accumulate before it checkpoints itself: only
+    /// reached when nothing calls `checkpoint()` often enough.
+    static let automaticCheckpointPages = 16_384
+
+    /// Opens (creating and migrating if needed) the database at `path`.
+    public init(path: String) throws {
+        var configuration = Configuration()
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Self.automaticCheckpointPages)")
+        }
+        pool = try DatabasePool(path: path, configuration: configuration)
+        commits = GroupCommit(pool: pool)
+        try Self.migrator.migrate(pool)
+        var checkpointing = Configuration()
+        checkpointing.busyMode = .timeout(10)
+        checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
+    }
+
+    /// Copies committed log pages into the database file without waiting for readers or
+    /// the writer (a passive checkpoint).
+    public func checkpoint() async throws {
+        try await checkpointer.writeWithoutTransaction { db in
+            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+        }
+    }
+
+    /// Opens the store kept in a data directory, creating the directory if needed; the
+    /// directory and its files are readable by their owner alone (`PrivateDirectory`).
+    public convenience init(dataDirectory: String) throws {
+        try PrivateDirectory.prepare(dataDirectory)
+        try self.init(path: (dataDirectory as NSString).appendingPathComponent("herald.sqlite"))
+        // The database made its log and shared-memory files while opening.
+        try PrivateDirectory.restrict(dataDirectory)
+    }
+
+    // MARK: Helpers
+
+    /// Runs a read transaction on the calling thread. GRDB's asynchronous read hops to a
+    /// reader's dispatch queue and back, two thread switches that cost more CPU than the
+    /// look-ups most reads are; a synchronous read on an idle reader runs where it is called.
+    func read<T>(_ body: (Database) throws -> T) throws -> T {
+        try pool.read(body)
+    }
+
+    /// Whether a write of this many rows is short enough to run on its caller's thread
+    /// (`GroupCommit`): a send's, not a sweep's or a large fanout page's.
+    static func isShort(_ rows: Int) -> Bool { rows <= 16 }
+
+    /// Runs a write transaction, turning constraint failures into `StoreError.conflict`,
+    /// a missing parent row into `StoreError.notFound` and an interrupt into a cancellation.
+    func write<T: Sendable>(
+        short: Bool = false, _ body: @escaping @Sendable (Database) throws -> T
+    ) async throws -> T {
+        do {
+            return try await commits.write(short: short, body)
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
+            // GRDB interrupts the statement of a cancelled task: to callers that is a
+            // cancellation, after which they may still write what they held (nothing was).
+            throw CancellationError()
+        } catch let error as DatabaseError where error.resultCode == .SQLITE_CONSTRAINT {
+            if error.extendedResultCode == .SQLITE_CONSTRAINT_FOREIGNKEY {
+                throw StoreError.notFound(error.message ?? "referenced row")
+            }
+            throw StoreError.conflict(error.message ?? "unique value taken")
+        }
+    }
+
+}

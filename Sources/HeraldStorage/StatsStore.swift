@@ -1,0 +1,21 @@
+public import HeraldCore
+
+/// Delivery counters per project, day, app and analytics label (SEMANTICS L7) and
+/// device receipts.
+///
+/// Every method is a transaction of its own; a method that returns has made its change
+/// durable.
+public protocol StatsStore: Sendable {
+    /// Adds to delivery counters.
+    func record(_ stats: [DeliveryStat]) async throws
+
+    /// Counts a device's receipt (`stat`, an impression or an open) of a stored message,
+    /// unless that device's receipt of that kind was counted before; answers whether it
+    /// counted. Receipts go with their message.
+    func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) async throws -> Bool
+
+    /// A project's counters for days in `from...through`, with the messages of each key
+    /// still queued; `appID` nil for every app.
+    func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay) async throws
+        -> [DeliveryReportRow]
+}
