@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "herald", targets: ["herald"]),
         .library(name: "HeraldCore", targets: ["HeraldCore"]),
+        .library(name: "HeraldTelemetry", targets: ["HeraldTelemetry"]),
         .library(name: "HeraldStorage", targets: ["HeraldStorage"]),
         .library(name: "HeraldDelivery", targets: ["HeraldDelivery"]),
         .library(name: "HeraldHTTP", targets: ["HeraldHTTP"]),
@@ -39,11 +40,17 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.5.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.0.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.21.0"),
     ],
     targets: [
         .target(
             name: "HeraldCore",
             dependencies: [],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldTelemetry",
+            dependencies: [.product(name: "CoreMetrics", package: "swift-metrics")],
             swiftSettings: strict
         ),
         .target(
@@ -73,23 +80,25 @@ let package = Package(
         .target(
             name: "HeraldDelivery",
             dependencies: [
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "HeraldCore",
+                "HeraldTelemetry",
                 "HeraldStorage",
                 "HeraldProtocol",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),
         .target(
             name: "HeraldGateway",
             dependencies: [
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "HeraldCore",
+                "HeraldTelemetry",
                 "HeraldStorage",
                 "HeraldDelivery",
                 "HeraldProtocol",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -104,9 +113,9 @@ let package = Package(
         .target(
             name: "HeraldClient",
             dependencies: [
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "HeraldCore",
                 "HeraldProtocol",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -119,19 +128,17 @@ let package = Package(
         .target(
             name: "HeraldHTTP",
             dependencies: [
-                .product(name: "HTTPTypes", package: "swift-http-types"),
-                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 "HeraldCore",
+                "HeraldTelemetry",
                 "HeraldStorage",
                 "HeraldDelivery",
                 "HeraldProtocol",
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "JWTKit", package: "jwt-kit"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "DequeModule", package: "swift-collections"),
@@ -142,16 +149,15 @@ let package = Package(
             name: "HeraldServer",
             dependencies: [
                 "HeraldCore",
+                "HeraldTelemetry",
                 "HeraldStorage",
                 "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldGateway",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             swiftSettings: strict
@@ -160,12 +166,15 @@ let package = Package(
             name: "HeraldTools",
             dependencies: [
                 "HeraldCore",
+                "HeraldProtocol",
                 "HeraldClient",
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -187,6 +196,12 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .target(
+            name: "HeraldTestSupport",
+            dependencies: ["HeraldCore"],
+            path: "Tests/HeraldTestSupport",
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: ["HeraldCore"],
@@ -195,19 +210,44 @@ let package = Package(
         .testTarget(
             name: "HeraldStorageTests",
             dependencies: [
-                "HeraldCore", "HeraldStorage", "HeraldDelivery", .product(name: "Logging", package: "swift-log"),
+                "HeraldTestSupport",
+                "HeraldCore", "HeraldTelemetry", "HeraldStorage", "HeraldDelivery",
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HeraldDeliveryTests",
+            dependencies: [
+                "HeraldTestSupport",
+                "HeraldCore", "HeraldTelemetry", "HeraldStorage", "HeraldDelivery",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldServerTests",
+            dependencies: [
+                "HeraldTestSupport",
+                "HeraldCore", "HeraldStorage", "HeraldHTTP", "HeraldServer",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HeraldProtocolTests",
-            dependencies: ["HeraldCore", "HeraldProtocol", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: [
+                "HeraldCore", "HeraldProtocol", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HeraldGatewayTests",
             dependencies: [
+                "HeraldTestSupport",
                 "HeraldCore",
                 "HeraldStorage",
                 "HeraldDelivery",
@@ -219,8 +259,10 @@ let package = Package(
                 "HeraldTools",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
@@ -228,15 +270,19 @@ let package = Package(
         .testTarget(
             name: "HeraldHTTPTests",
             dependencies: [
+                "HeraldTestSupport",
                 "HeraldCore",
                 "HeraldStorage",
-                "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldServer",
                 "HeraldGateway",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
             ],

@@ -10,6 +10,12 @@ public struct HTTPResult: Sendable {
     public var headers: HTTPHeaders
     /// The body bytes.
     public var body: [UInt8]
+
+    public init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
 }
 
 /// One keep-alive HTTP/1.1 client connection, for Herald's command-line tools and

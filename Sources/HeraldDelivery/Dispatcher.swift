@@ -1,6 +1,7 @@
 public import HeraldCore
 import HeraldProtocol
 public import HeraldStorage
+public import HeraldTelemetry
 public import Logging
 import SwiftProtobuf
 
@@ -193,7 +194,6 @@ public final class Dispatcher: Sendable {
     ) -> StoredMessage {
         StoredMessage(
             id: id, projectID: project.id, targetKind: kind, target: target, body: message.body.rendered,
-            createdAt: now,
-            expiresAt: now.adding(seconds: ttl))
+            createdAt: now, expiresAt: now.adding(seconds: ttl), analyticsLabel: message.analyticsLabel ?? "")
     }
 }

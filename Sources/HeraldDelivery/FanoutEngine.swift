@@ -1,6 +1,7 @@
 import DequeModule
 public import HeraldCore
 public import HeraldStorage
+public import HeraldTelemetry
 public import Logging
 import Synchronization
 

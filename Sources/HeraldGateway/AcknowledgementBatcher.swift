@@ -1,5 +1,6 @@
 import HeraldDelivery
 import HeraldStorage
+import HeraldTelemetry
 import Logging
 import Synchronization
 

@@ -3,6 +3,7 @@ public import HeraldCore
 public import HeraldDelivery
 import HeraldProtocol
 public import HeraldStorage
+public import HeraldTelemetry
 public import Logging
 import NIOCore
 import NIOPosix
@@ -337,7 +338,7 @@ public final class DeviceGateway: Sendable {
                     gateway.metrics.increment("herald_gateway_sent_before_stored_total")
                 }
                 return actions
-            case .shutdown: return [.close(reason: "the gateway stops")]
+            case .shutdown: return session.stopping()
             }
         }
 
@@ -356,7 +357,7 @@ public final class DeviceGateway: Sendable {
                 }
             case .authenticate(let androidID, let securityToken):
                 loginDevice = androidID
-                let registration = connection()
+                let registration = mailbox()
                 let inbox = inbox
                 wait {
                     let accepted = await gateway.checkLogin(androidID: androidID, securityToken: securityToken)
@@ -367,7 +368,7 @@ public final class DeviceGateway: Sendable {
                         gateway.devices.register(androidID: androidID, registration)
                         // Closed while its login was checked: its own unregister may have run first.
                         if inbox?.isOpen != true {
-                            gateway.devices.unregister(androidID: androidID, connectionID: registration.id)
+                            gateway.devices.unregister(androidID: androidID, connectionID: registration.connectionID)
                         }
                         try? await gateway.store.recordConnection(androidID: androidID, at: gateway.clock.now())
                     }
@@ -456,34 +457,12 @@ public final class DeviceGateway: Sendable {
         }
 
         /// How the dispatcher and the fanout engine reach this session, from any thread.
-        private func connection() -> DeviceRegistry.Connection {
-            let inbox = inbox!
-            let dozing = dozing
-            let eventLoop = context!.eventLoop
-            return DeviceRegistry.Connection(
-                id: connectionID,
-                wake: { inbox.post(.wake) },
-                replace: { inbox.post(.replaced) },
-                deliverNow: { message in
-                    guard inbox.isOpen, !dozing.isSet || message.isHighPriority else { return false }
-                    inbox.post(.deliverNow(message))
-                    return true
-                },
-                stored: { entry in inbox.post(.stored(entry)) },
-                offer: { entry, maximumPending in
-                    guard inbox.isOpen, !dozing.isSet else { return false }
-                    inbox.post(.offered(entry, maximumPending: maximumPending))
-                    return true
-                },
-                schedule: { delay, body in
-                    // Set right after the offer's post to this loop, so it rarely wakes the
-                    // loop again; the acknowledgement that cancels it is read on this loop.
-                    try? eventLoop.scheduleCallback(in: TimeAmount(delay), handler: LoopTimer(body: body))
-                })
+        private func mailbox() -> SessionMailbox {
+            SessionMailbox(connectionID: connectionID, inbox: inbox!, dozing: dozing, eventLoop: context!.eventLoop)
         }
     }
 
-    /// A function run by an event loop's timer (`DeviceRegistry.Connection.schedule`).
+    /// A function run by an event loop's timer (`SessionMailbox.schedule`).
     struct LoopTimer: NIOScheduledCallbackHandler, Sendable {
         let body: @Sendable () -> Void
 
@@ -506,13 +485,10 @@ public final class DeviceGateway: Sendable {
             metrics.increment("herald_receipts_refused_total")
             return
         }
-        let body = try? JSONParser.parse(Array(message.body.utf8))
-        let label =
-            body?["android"]?["fcm_options"]?["analytics_label"]?.stringValue
-            ?? body?["fcm_options"]?["analytics_label"]?.stringValue
         let stat = DeliveryStat(
             DeliveryStatKey(
-                projectID: message.projectID, at: message.createdAt, appID: registration.appID, label: label),
+                projectID: message.projectID, at: message.createdAt, appID: registration.appID,
+                label: message.analyticsLabel),
             counter)
         _ = try? await store.recordReceipt(stat, messageID: message.id, androidID: androidID)
     }

@@ -295,9 +295,19 @@ public struct MCSSession: Sendable {
 
     /// Another connection logged in for the same device.
     public mutating func replaced() -> [Action] {
+        closing(reason: "replaced by a newer connection")
+    }
+
+    /// The gateway stops: the device is told to close, and reconnects (to another node, or
+    /// to this one once it is back) with its usual backoff.
+    public mutating func stopping() -> [Action] {
+        closing(reason: "the gateway stops")
+    }
+
+    private mutating func closing(reason: String) -> [Action] {
         guard phase != .closed else { return [] }
         phase = .closed
-        return [.send(MCSFrame(tag: .close, payload: [])), .close(reason: "replaced by a newer connection")]
+        return [.send(MCSFrame(tag: .close, payload: [])), .close(reason: reason)]
     }
 
     // MARK: Helpers

@@ -1,6 +1,7 @@
 public import HeraldCore
 public import HeraldDelivery
 public import HeraldStorage
+public import HeraldTelemetry
 public import Logging
 
 /// What the HTTP routes need, made once by the server and shared by every request.

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldDelivery
+import HeraldTelemetry
 public import Hummingbird
 import Logging
 

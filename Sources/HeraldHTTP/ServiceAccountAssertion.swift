@@ -1,5 +1,6 @@
 public import HeraldCore
 import JWTKit
+import Synchronization
 
 /// A JWT signed with a service-account key (RS256), as google-auth sends it: as the
 /// `assertion` of the JWT-bearer grant, or as a self-signed bearer token.
@@ -76,6 +77,24 @@ public struct ServiceAccountAssertion: Sendable {
         return header["kid"]?.stringValue
     }
 
+    /// Verifying key collections by key id, each made once from its PEM: parsing the PEM and
+    /// building the collection cost more than checking a signature.
+    private static let collections = Mutex<[String: (pem: String, keys: JWTKeyCollection)]>([:])
+
+    /// The collection that verifies signatures of `key`, made on first use.
+    private static func collection(for key: ServiceAccountKey) async throws -> JWTKeyCollection {
+        if let known = collections.withLock({ $0[key.id] }), known.pem == key.publicKeyPEM { return known.keys }
+        let made = await JWTKeyCollection().add(
+            rsa: try Insecure.RSA.PublicKey(pem: key.publicKeyPEM), digestAlgorithm: .sha256,
+            kid: JWKIdentifier(string: key.id))
+        collections.withLock { collections in
+            // Keys are few; a flood of made-up ones cannot grow this without end.
+            if collections.count >= 4096 { collections = [:] }
+            collections[key.id] = (key.publicKeyPEM, made)
+        }
+        return made
+    }
+
     /// Checks a JWT against the key named by its `kid`: the RS256 signature, the issuer,
     /// the audience, the scope and a lifetime of at most an hour. Answers when it expires.
     public static func verify(
@@ -83,10 +102,7 @@ public struct ServiceAccountAssertion: Sendable {
     ) async throws(Rejection) -> Timestamp {
         let claims: Claims
         do {
-            let publicKey = try Insecure.RSA.PublicKey(pem: key.publicKeyPEM)
-            let keys = await JWTKeyCollection().add(
-                rsa: publicKey, digestAlgorithm: .sha256, kid: JWKIdentifier(string: key.id))
-            claims = try await keys.verify(token, as: Claims.self)
+            claims = try await collection(for: key).verify(token, as: Claims.self)
         } catch {
             throw Rejection(code: "invalid_grant", description: "Invalid JWT Signature.")
         }

@@ -3,6 +3,7 @@ public import HeraldDelivery
 public import HeraldGateway
 public import HeraldHTTP
 public import HeraldStorage
+public import HeraldTelemetry
 public import Hummingbird
 public import Logging
 public import Prometheus
@@ -140,22 +141,28 @@ public struct HeraldNode: Sendable {
         async throws
     {
         let ready = ReadyLatch(onRunning)
-        var services: [any Service] = [
-            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first),
-            GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
-            CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
-            FanoutService(engine: fanouts),
-            ExpirySweeper(
-                store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
-                abandonedAfterSeconds: configuration.abandonedCheckinSeconds, logger: logger),
-        ]
-        services += maintenance
+        // A graceful shutdown stops the services in the reverse of this order, each after the
+        // one before has finished: HTTP stops accepting and finishes its in-flight sends, the
+        // fanout engine ends its page, the gateway writes the last acknowledgements and tells
+        // devices to reconnect, then the background work stops and this node leaves the
+        // cluster. The store closes after the group (`withStore`).
+        var services: [any Service] = []
         if cluster.isShared {
             services.append(
                 ClusterService(
                     cluster: cluster, devices: devices, quotas: quotas, fanouts: fanouts, clock: clock,
                     timing: configuration.cluster, logger: logger))
         }
+        services += maintenance
+        services += [
+            ExpirySweeper(
+                store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
+                abandonedAfterSeconds: configuration.abandonedCheckinSeconds, logger: logger),
+            CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
+            GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
+            FanoutService(engine: fanouts),
+            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first),
+        ]
         let group = ServiceGroup(
             configuration: .init(
                 services: services,

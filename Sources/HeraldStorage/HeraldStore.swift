@@ -43,11 +43,15 @@ public struct StoredMessage: Sendable, Hashable {
     public var createdAt: Timestamp
     /// When its time to live runs out.
     public var expiresAt: Timestamp
+    /// Its `analytics_label` (the Android one, else the common one), under which its
+    /// receipts are counted (SEMANTICS L7); empty for none.
+    public var analyticsLabel: String
 
     public init(
         id: String, projectID: String, targetKind: String, target: String, body: String, createdAt: Timestamp,
-        expiresAt: Timestamp
+        expiresAt: Timestamp, analyticsLabel: String = ""
     ) {
+        self.analyticsLabel = analyticsLabel
         self.id = id
         self.projectID = projectID
         self.targetKind = targetKind

@@ -57,14 +57,10 @@ public struct ServiceAccountCredentials: Sendable {
 
     /// Exchanges an assertion for an access token at `token_uri`.
     public func accessToken(now: Timestamp = SystemClock().now()) async throws -> String {
-        guard let url = HTTPURL(tokenURI) else { throw Failure(description: "unsupported token_uri \(tokenURI)") }
         let form =
             "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(try assertion(now: now))"
-        let result = try await HTTPConnection.with(host: url.host, port: url.port) { connection in
-            try await connection.request(
-                .POST, url.path, headers: [("Content-Type", "application/x-www-form-urlencoded")],
-                body: Array(form.utf8))
-        }
+        let result = try await WebRequest.send(
+            .POST, tokenURI, headers: [("Content-Type", "application/x-www-form-urlencoded")], body: Array(form.utf8))
         let body = try? JSONParser.parse(result.body)
         guard result.status == 200, let token = body?["access_token"]?.stringValue else {
             throw Failure(

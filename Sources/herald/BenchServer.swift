@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldServer
 import HeraldStorage
+import HeraldTools
 
 #if canImport(Glibc)
     import Glibc
@@ -102,13 +103,9 @@ final class BenchServer {
     }
 
     private static func healthy(_ url: String, process: Process) async -> Bool {
-        guard let base = HTTPURL(url) else { return false }
         for _ in 0..<300 where process.isRunning {
-            if let result = try? await HTTPConnection.with(
-                host: base.host, port: base.port,
-                { connection in
-                    try await connection.request(.GET, "/healthz")
-                }), result.status == 200
+            if let result = try? await WebRequest.send(.GET, url + "/healthz", timeout: .seconds(2)),
+                result.status == 200
             {
                 return true
             }

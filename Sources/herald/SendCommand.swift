@@ -29,7 +29,10 @@ struct SendCommand: AsyncParsableCommand {
     func run() async throws {
         let account = try ServiceAccountCredentials(keyFile: credentials)
         let baseText = server ?? String(account.tokenURI.dropLast("/token".count))
-        guard let base = HTTPURL(baseText) else { throw ValidationError("the server URL must be http://HOST:PORT") }
+        guard baseText.hasPrefix("http://") || baseText.hasPrefix("https://") else {
+            throw ValidationError("the server URL must be http://HOST[:PORT] or https://HOST[:PORT]")
+        }
+        let base = baseText.hasSuffix("/") ? String(baseText.dropLast()) : baseText
         var message: [(key: String, value: JSONValue)] = []
         if let token { message.append((key: "token", value: .string(token))) }
         if let topic { message.append((key: "topic", value: .string(topic))) }
@@ -59,12 +62,10 @@ struct SendCommand: AsyncParsableCommand {
         if dryRun { request.append((key: "validate_only", value: .bool(true))) }
 
         let accessToken = try await account.accessToken()
-        let result = try await HTTPConnection.with(host: base.host, port: base.port) { connection in
-            try await connection.request(
-                .POST, "/v1/projects/\(account.projectID)/messages:send",
-                headers: [("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json")],
-                body: JSONValue.object(request).renderedBytes)
-        }
+        let result = try await WebRequest.send(
+            .POST, base + "/v1/projects/\(account.projectID)/messages:send",
+            headers: [("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json")],
+            body: JSONValue.object(request).renderedBytes)
         let answer = String(decoding: result.body, as: UTF8.self)
         guard result.status == 200, let name = (try? JSONParser.parse(result.body))?["name"]?.stringValue else {
             throw ValidationError("send failed (HTTP \(result.status)): \(answer)")

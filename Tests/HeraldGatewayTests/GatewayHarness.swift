@@ -7,6 +7,7 @@ import HeraldHTTP
 import HeraldProtocol
 import HeraldServer
 import HeraldStorage
+import HeraldTestSupport
 import HeraldTools
 import Logging
 import NIOCore
@@ -184,9 +185,4 @@ func firstEvent(_ client: HeraldClient, within seconds: Double = 10) async throw
         guard let event = try await group.next() ?? nil else { throw HarnessError("no event in \(seconds) s") }
         return event
     }
-}
-
-/// A new path under TMPDIR for a test's data directory (`scripts/test` removes TMPDIR after the run).
-func temporaryDirectory() -> String {
-    NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
 }

@@ -257,6 +257,18 @@ import Testing
         #expect(session.isClosed)
     }
 
+    /// N2: a stopping gateway tells each device to close, so that it reconnects with its
+    /// backoff instead of waiting for a dead connection's heartbeat to fail.
+    @Test func N2_aStoppingGatewayTellsTheDeviceToClose() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        let stopping = session.stopping()
+        #expect(sentFrames(stopping).map(\.tag) == [.close])
+        #expect(stopping.last == .close(reason: "the gateway stops"))
+        #expect(session.isClosed)
+        #expect(session.stopping().isEmpty)
+    }
+
     @Test func D1_aDeletionSignalCarriesItsCount() throws {
         var session = MCSSession(configuration: configuration(), now: start)
         _ = loggedIn(&session)

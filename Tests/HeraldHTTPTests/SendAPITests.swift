@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing
@@ -244,9 +245,4 @@ import Testing
         #expect(error?["code"] == .number(401), sourceLocation: sourceLocation)
         #expect(error?["details"] == nil, sourceLocation: sourceLocation)
     }
-}
-
-/// A new path under TMPDIR for a test's data directory (`scripts/test` removes TMPDIR after the run).
-func temporaryDirectory() -> String {
-    NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
 }

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldGateway
 import HeraldServer
 import HeraldStorage
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Logging

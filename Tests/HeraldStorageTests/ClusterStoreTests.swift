@@ -3,6 +3,7 @@ import Foundation
 import HeraldCore
 import HeraldDelivery
 import HeraldStorage
+import HeraldTelemetry
 import Logging
 import Synchronization
 import Testing

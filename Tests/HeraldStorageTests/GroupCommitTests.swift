@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import HeraldTestSupport
 import Synchronization
 import Testing
 
@@ -14,7 +15,8 @@ import Testing
 @Suite(.serialized) struct GroupCommitTests {
     /// A database with one table of unique names, and its group commit.
     func database() throws -> (pool: DatabasePool, commits: GroupCommit) {
-        let pool = try DatabasePool(path: (temporaryDirectory() as NSString).appendingPathComponent("group.sqlite"))
+        let pool = try DatabasePool(
+            path: (createdTemporaryDirectory() as NSString).appendingPathComponent("group.sqlite"))
         try pool.write { db in try db.execute(sql: "CREATE TABLE items (name TEXT PRIMARY KEY)") }
         return (pool, GroupCommit(pool: pool))
     }
@@ -158,7 +160,7 @@ import Testing
     /// it on the writer's queue, not on its caller's thread (one of the few that run tasks),
     /// and is written once the lock is let go.
     @Test func L1_aShortWriteFindingTheWriteLockHeldWaitsOnTheWritersQueue() async throws {
-        let path = (temporaryDirectory() as NSString).appendingPathComponent("locked.sqlite")
+        let path = (createdTemporaryDirectory() as NSString).appendingPathComponent("locked.sqlite")
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         let pool = try DatabasePool(path: path, configuration: configuration)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import HeraldCore
+import HeraldTestSupport
 import Testing
 
 @testable import HeraldStorage
@@ -8,7 +9,7 @@ import Testing
 /// What only the embedded store does.
 @Suite struct SQLiteStoreTests {
     @Test func theDataDirectoryAndEveryFileInItAreTheOwnersAloneWhateverTheUmask() async throws {
-        let parent = temporaryDirectory()
+        let parent = createdTemporaryDirectory()
         let directory = (parent as NSString).appendingPathComponent("data")
         let old = umask(0)
         defer { umask(old) }
@@ -34,7 +35,7 @@ import Testing
     /// A store over a database left at `version` holding a project (`alpha-project`) and
     /// `rows` (SQL), migrated on opening.
     static func store(migratedFrom version: String, rows: String) async throws -> SQLiteStore {
-        let path = (temporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
+        let path = (createdTemporaryDirectory() as NSString).appendingPathComponent("herald.sqlite")
         let old = try DatabaseQueue(path: path)
         try SQLiteStore.migrator.migrate(old, upTo: version)
         try await old.write { db in
@@ -52,7 +53,7 @@ import Testing
     /// cancelled, as at a stop, is reported as a cancellation: the acknowledgement batcher
     /// then keeps its batch for the last flush instead of dropping it.
     @Test func L4_aWriteInterruptedByItsTasksCancellationIsACancellation() async throws {
-        let store = try SQLiteStore(dataDirectory: temporaryDirectory())
+        let store = try SQLiteStore(dataDirectory: createdTemporaryDirectory())
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         // 100,000 expired rows on as many devices: one sweep statement long enough to be
         // under way when the cancellation comes.
@@ -92,7 +93,7 @@ import Testing
     /// share one stored copy; each reads its stanza back, and the copy goes once the last row
     /// pointing at it has.
     @Test func D1_aStanzaSharedWithinABatchIsStoredOnceAndGoesWithItsLastRow() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         let store = try SQLiteStore(dataDirectory: directory)
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         let shared = [UInt8](repeating: 7, count: 300)
@@ -149,7 +150,7 @@ import Testing
     /// D1: a sweep looks at no more shared stanzas than its limit, and the next one goes on
     /// where it stopped, so an unused stanza behind many live ones still goes.
     @Test func D1_sweepsLookForUnusedStanzasAFewAtATimeInTurn() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         let store = try SQLiteStore(dataDirectory: directory)
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         for (index, message) in ["live", "acknowledged"].enumerated() {
@@ -181,7 +182,7 @@ import Testing
     /// another process, deletes its project: once the server has seen the credentials
     /// revision move (it polls it), the token is unknown.
     @Test func C2_aProjectDeletedByAnotherProcessTakesItsRememberedRegistrationsWithIt() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         let server = try SQLiteStore(dataDirectory: directory)
         try await server.createProject(sampleProject(), firstKey: sampleKey("k1"))
         try await server.createDevice(Device(androidID: 42, securityToken: 1, createdAt: Timestamp(seconds: 1)))

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Testing
 
 /// The backends every conformance test runs against: PostgreSQL only when the test
@@ -19,16 +20,10 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
     func makeStore() async throws -> any HeraldStore {
         switch self {
         case .memory: return InMemoryStore()
-        case .sqlite: return try SQLiteStore(dataDirectory: temporaryDirectory())
+        case .sqlite: return try SQLiteStore(dataDirectory: createdTemporaryDirectory())
         case .postgres: return try await TestDatabase.makeStore()
         }
     }
-}
-
-func temporaryDirectory() -> String {
-    let path = NSTemporaryDirectory() + "herald-test-" + SecureRandom.hex(bytes: 8)
-    try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-    return path
 }
 
 func sampleProject(_ id: String = "alpha-project", number: Int64 = 123_456_789_012) -> Project {
@@ -149,6 +144,23 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
     }
 
     @Test(arguments: Backend.allCases)
+    func L7_aMessageKeepsItsAnalyticsLabelForItsReceipts(_ backend: Backend) async throws {
+        let store = try await backend.makeStore()
+        try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+        var labelled = sampleMessage("m1")
+        labelled.analyticsLabel = "spring-sale"
+        try await store.appendMessages([labelled])
+        let fanout = sampleMessage("f1")
+        try await store.createFanout(
+            fanout,
+            job: FanoutJob(
+                messageID: "f1", projectID: fanout.projectID, audience: .topic("news"), body: fanout.body,
+                createdAt: fanout.createdAt, expiresAt: fanout.expiresAt), stats: [])
+        #expect(try await store.message(id: "m1")?.analyticsLabel == "spring-sale")
+        #expect(try await store.message(id: "f1")?.analyticsLabel == "")
+    }
+
+    @Test(arguments: Backend.allCases)
     func messagesAreAppendedAllOrNone(_ backend: Backend) async throws {
         let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
@@ -168,7 +180,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
 @Suite struct SQLiteDurabilityTests {
     @Test func aReopenedDatabaseHoldsEverythingThatWasCommitted() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         do {
             let store = try SQLiteStore(dataDirectory: directory)
             try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
@@ -183,7 +195,7 @@ func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMes
 
     @Test func twoStoresOnOneDirectorySeeEachOthersChanges() async throws {
         // The CLI and a running server open the same data directory.
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         let server = try SQLiteStore(dataDirectory: directory)
         let cli = try SQLiteStore(dataDirectory: directory)
         let before = try await server.credentialsRevision()

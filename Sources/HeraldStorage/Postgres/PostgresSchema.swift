@@ -197,6 +197,18 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            // Receipts are counted under the message's label without reading its body again.
+            "v7-message-labels",
+            [
+                "ALTER TABLE messages ADD COLUMN analytics_label TEXT NOT NULL DEFAULT ''",
+                """
+                UPDATE messages SET analytics_label = COALESCE(
+                    body::jsonb #>> '{android,fcm_options,analytics_label}',
+                    body::jsonb #>> '{fcm_options,analytics_label}', '')
+                """,
+            ]
+        ),
     ]
 
     func migrate() async throws {

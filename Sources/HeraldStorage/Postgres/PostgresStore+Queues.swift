@@ -16,13 +16,17 @@ extension PostgresStore {
 
     public func message(id: String) async throws -> StoredMessage? {
         try await rows(
-            "SELECT id, project_id, target_kind, target, body, created_at, expires_at FROM messages WHERE id = \(id)"
+            """
+            SELECT id, project_id, target_kind, target, body, created_at, expires_at, analytics_label
+            FROM messages WHERE id = \(id)
+            """
         ).first.map { row in
-            let (id, project, kind, target, body, created, expires) = try row.decode(
-                (String, String, String, String, String, Int64, Int64).self)
+            let (id, project, kind, target, body, created, expires, label) = try row.decode(
+                (String, String, String, String, String, Int64, Int64, String).self)
             return StoredMessage(
                 id: id, projectID: project, targetKind: kind, target: target, body: body,
-                createdAt: Timestamp(milliseconds: created), expiresAt: Timestamp(milliseconds: expires))
+                createdAt: Timestamp(milliseconds: created), expiresAt: Timestamp(milliseconds: expires),
+                analyticsLabel: label)
         }
     }
 
@@ -33,11 +37,12 @@ extension PostgresStore {
     /// Inserts messages: a part of a statement, its values placed in `binds`.
     static func insertion(of messages: [StoredMessage], _ binds: inout PostgresBindings) -> String {
         """
-        INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
+        INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at, analytics_label)
         SELECT * FROM UNNEST(\(binds.place(messages.map(\.id)))::text[], \(binds.place(messages.map(\.projectID)))::text[],
             \(binds.place(messages.map(\.targetKind)))::text[], \(binds.place(messages.map(\.target)))::text[],
             \(binds.place(messages.map(\.body)))::text[], \(binds.place(messages.map(\.createdAt.milliseconds)))::bigint[],
-            \(binds.place(messages.map(\.expiresAt.milliseconds)))::bigint[])
+            \(binds.place(messages.map(\.expiresAt.milliseconds)))::bigint[],
+            \(binds.place(messages.map(\.analyticsLabel)))::text[])
         """
     }
 

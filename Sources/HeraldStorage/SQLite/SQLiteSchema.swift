@@ -227,6 +227,17 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v11-message-labels") { db in
+            // Receipts are counted under the message's label without reading its body again.
+            try db.execute(
+                sql: """
+                    ALTER TABLE messages ADD COLUMN analytics_label TEXT NOT NULL DEFAULT '';
+                    UPDATE messages SET analytics_label = COALESCE(
+                        json_extract(body, '$.android.fcm_options.analytics_label'),
+                        json_extract(body, '$.fcm_options.analytics_label'), '')
+                    WHERE json_valid(body);
+                    """)
+        }
         return migrator
     }
 }

@@ -8,15 +8,7 @@ extension SQLiteStore {
     public func createFanout(_ message: StoredMessage, job: FanoutJob, stats: [DeliveryStat]) async throws {
         let (kind, audience) = StoreCoding.encode(job.audience)
         try await write(short: true) { db in
-            try db.executeCached(
-                sql: """
-                    INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    message.id, message.projectID, message.targetKind, message.target, message.body,
-                    message.createdAt.milliseconds, message.expiresAt.milliseconds,
-                ])
+            try Self.insert(message, db)
             try db.executeCached(
                 sql: """
                     INSERT INTO fanouts (message_id, project_id, audience_kind, audience, body, created_at, expires_at,

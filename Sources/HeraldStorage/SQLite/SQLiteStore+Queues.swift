@@ -10,15 +10,7 @@ extension SQLiteStore {
     ) async throws -> [Enqueued] {
         try await write(short: Self.isShort(messages.count + queue.count)) { db in
             for message in messages {
-                try db.executeCached(
-                    sql: """
-                        INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at)
-                        VALUES (?, ?, ?, ?, ?, ?, ?)
-                        """,
-                    arguments: [
-                        message.id, message.projectID, message.targetKind, message.target, message.body,
-                        message.createdAt.milliseconds, message.expiresAt.milliseconds,
-                    ])
+                try Self.insert(message, db)
             }
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
             try Self.record(counted, db)
@@ -131,13 +123,26 @@ extension SQLiteStore {
             analyticsLabel: row.text(12), deletedCount: Int(row.int64(13)))
     }
 
+    /// Inserts an accepted message's record.
+    static func insert(_ message: StoredMessage, _ db: Database) throws {
+        try db.executeCached(
+            sql: """
+                INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at, analytics_label)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+                """,
+            arguments: [
+                message.id, message.projectID, message.targetKind, message.target, message.body,
+                message.createdAt.milliseconds, message.expiresAt.milliseconds, message.analyticsLabel,
+            ])
+    }
+
     public func message(id: String) async throws -> StoredMessage? {
         try read { db in
             try Row.fetchOne(cached: db, sql: "SELECT * FROM messages WHERE id = ?", arguments: [id]).map { row in
                 StoredMessage(
                     id: row["id"], projectID: row["project_id"], targetKind: row["target_kind"], target: row["target"],
                     body: row["body"], createdAt: Timestamp(milliseconds: row["created_at"]),
-                    expiresAt: Timestamp(milliseconds: row["expires_at"]))
+                    expiresAt: Timestamp(milliseconds: row["expires_at"]), analyticsLabel: row["analytics_label"])
             }
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import HeraldCore
 import HeraldDelivery
 import HeraldStorage
+import HeraldTelemetry
+import HeraldTestSupport
 import Logging
 import Prometheus
 import Synchronization
@@ -70,7 +72,7 @@ import Testing
                 let registration = try #require(try await store.registration(token: token))
                 registry.register(
                     androidID: registration.androidID,
-                    .init(id: UInt64(n), wake: {}, replace: {}, stored: { told.add($0.token) }))
+                    ClosureMailbox(id: UInt64(n), wake: {}, replace: {}, stored: { told.add($0.token) }))
             }
             return (registry, told)
         }
@@ -158,7 +160,7 @@ import Testing
     /// page short of the page size, which must not end the job before the rest of the topic.
     @Test(arguments: [false, true])
     func T3_unregisteredAppInstancesInAPageDoNotEndTheFanout(onSQLite: Bool) async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let store: any HeraldStore = onSQLite ? try SQLiteStore(dataDirectory: directory) : InMemoryStore()
         let world = try await Self.world(store)
@@ -175,7 +177,7 @@ import Testing
     }
 
     @Test func T3_aFanoutResumesWhereItStoppedAfterARestart() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
         let tokens = try await world.subscribers(20, topics: ["news"])
@@ -201,7 +203,7 @@ import Testing
     /// T3: a job stored by a build that paged in token order, its cursor a bare token,
     /// resumes after that token in token order: the tokens before it had the message then.
     @Test func T3_aJobWithATokenCursorResumesInTokenOrder() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
         let tokens = try await world.subscribers(20, topics: ["news"]).sorted()
@@ -325,7 +327,7 @@ import Testing
             let registration = try #require(try await world.store.registration(token: token))
             registry.register(
                 androidID: registration.androidID,
-                .init(
+                ClosureMailbox(
                     id: UInt64(n), wake: {}, replace: {}, stored: { sessions.told.add($0.token) },
                     offer: { entry, _ in
                         sessions.offered.add(entry.token)
@@ -487,7 +489,7 @@ import Testing
     }
 
     @Test func T3_aFanoutStoppedInItsFirstPassResumesWithoutReachingADeviceTwice() async throws {
-        let directory = temporaryDirectory()
+        let directory = createdTemporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let world = try await Self.world(try SQLiteStore(dataDirectory: directory))
         let tokens = try await world.subscribers(20, topics: ["news"]).sorted()

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldHTTP
 import HeraldServer
 import HeraldStorage
+import HeraldTestSupport
 import Logging
 import Testing
 
