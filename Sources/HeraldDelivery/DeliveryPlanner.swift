@@ -32,13 +32,13 @@ public struct DeliveryPlanner: Sendable {
         public init() {}
     }
 
-    let store: any HeraldStore
+    let store: any RegistrationStore
     let registry: DeviceRegistry
 
     /// The nodes sharing the store, asked who holds a device that is not connected here.
     let cluster: any Cluster
 
-    public init(store: any HeraldStore, registry: DeviceRegistry, cluster: any Cluster = SingleNodeCluster()) {
+    public init(store: any RegistrationStore, registry: DeviceRegistry, cluster: any Cluster = SingleNodeCluster()) {
         self.store = store
         self.registry = registry
         self.cluster = cluster

@@ -20,7 +20,7 @@ import Synchronization
 /// is stored with the job's cursor in one transaction, so after a restart a job resumes
 /// after its last stored page.
 public actor FanoutEngine {
-    private let store: any HeraldStore
+    private let store: any FanoutStore & TopicStore & RegistrationStore
     /// The nodes sharing the store: their devices come right after this node's.
     private let cluster: any Cluster
     private let clock: any HeraldClock
@@ -66,7 +66,8 @@ public actor FanoutEngine {
     public static let waitingFactor = 10
 
     public init(
-        store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
+        store: any FanoutStore & TopicStore & RegistrationStore, clock: any HeraldClock, metrics: HeraldMetrics,
+        registry: DeviceRegistry,
         projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 2000,
         firstDeviceBudget: Int = 500_000, settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle,
         cluster: any Cluster = SingleNodeCluster()

@@ -10,14 +10,14 @@ import Synchronization
 /// into the next, so one transaction carries many devices' acknowledgements. A lost
 /// acknowledgement only means a redelivery, which the SDK drops by message id.
 final class AcknowledgementBatcher: Sendable {
-    private let store: any HeraldStore
+    private let store: any QueueStore
     private let metrics: HeraldMetrics
     private let logger: Logger
     private let pending: Mutex<[UInt64: [String]]> = Mutex([:])
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
-    init(store: any HeraldStore, metrics: HeraldMetrics, logger: Logger) {
+    init(store: any QueueStore, metrics: HeraldMetrics, logger: Logger) {
         self.store = store
         self.metrics = metrics
         self.logger = logger

@@ -20,7 +20,7 @@ public final class CredentialDirectory: Sendable {
     }
 
     private let snapshot: Mutex<Snapshot> = Mutex(Snapshot())
-    private let store: (any HeraldStore)?
+    private let store: (any CredentialStore)?
     private let clock: any HeraldClock
     private let looksAfterMiss: Mutex<(second: Int64, count: Int)> = Mutex((0, 0))
     /// How many times a second a miss may make the directory look in the store.
@@ -28,7 +28,7 @@ public final class CredentialDirectory: Sendable {
 
     /// A directory over `store`, which `find` looks in after a miss (none: it never does).
     public init(
-        store: (any HeraldStore)? = nil, clock: any HeraldClock = SystemClock(), looksAfterMissPerSecond: Int = 4
+        store: (any CredentialStore)? = nil, clock: any HeraldClock = SystemClock(), looksAfterMissPerSecond: Int = 4
     ) {
         self.store = store
         self.clock = clock
@@ -56,7 +56,7 @@ public final class CredentialDirectory: Sendable {
 
     /// Reloads from the store when its credentials revision changed; answers whether it did.
     @discardableResult
-    public func reload(from store: any HeraldStore, force: Bool = false) async throws -> Bool {
+    public func reload(from store: any CredentialStore, force: Bool = false) async throws -> Bool {
         let revision = try await store.credentialsRevision()
         if !force, snapshot.withLock({ $0.revision == revision }) { return false }
         let projects = try await store.projects()

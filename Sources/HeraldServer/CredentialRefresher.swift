@@ -9,7 +9,7 @@ import ServiceLifecycle
 struct CredentialRefresher: Service {
     let directory: CredentialDirectory
     let tokens: AccessTokens
-    let store: any HeraldStore
+    let store: any CredentialStore
     let logger: Logger
 
     func run() async throws {

@@ -7,14 +7,15 @@ public import ServiceLifecycle
 /// (SEMANTICS D5). Expired messages are never delivered even before the sweep: queue
 /// reads leave them out.
 public struct ExpirySweeper: Service {
-    let store: any HeraldStore
+    let store: any QueueStore & RegistrationStore
     let clock: any HeraldClock
     let intervalSeconds: Int
     let abandonedAfterSeconds: Int64
     let logger: Logger
 
     public init(
-        store: any HeraldStore, clock: any HeraldClock, intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400,
+        store: any QueueStore & RegistrationStore, clock: any HeraldClock, intervalSeconds: Int,
+        abandonedAfterSeconds: Int64 = 86_400,
         logger: Logger
     ) {
         self.store = store

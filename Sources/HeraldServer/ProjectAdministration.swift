@@ -17,10 +17,10 @@ public struct ProjectAdministration: Sendable {
         public var keyFilePath: String
     }
 
-    private let store: any HeraldStore
+    private let store: any CredentialStore
     private let clock: any HeraldClock
 
-    public init(store: any HeraldStore, clock: any HeraldClock = SystemClock()) {
+    public init(store: any CredentialStore, clock: any HeraldClock = SystemClock()) {
         self.store = store
         self.clock = clock
     }

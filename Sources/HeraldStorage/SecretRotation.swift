@@ -19,7 +19,7 @@ public struct SecretRotation: Sendable {
 
     /// Reads the secret `name` (made by `make` the first time) and its previous value.
     public static func load(
-        named name: String, from store: any HeraldStore, orCreate make: @escaping @Sendable () -> [UInt8]
+        named name: String, from store: any CredentialStore, orCreate make: @escaping @Sendable () -> [UInt8]
     ) async throws -> SecretRotation {
         let current = try await store.secret(named: name, orCreate: make)
         let previous = try await store.secret(named: name + previousSuffix) { [] }
