@@ -88,7 +88,7 @@ public struct ServiceAccountAssertion: Sendable {
             rsa: try Insecure.RSA.PublicKey(pem: key.publicKeyPEM), digestAlgorithm: .sha256,
             kid: JWKIdentifier(string: key.id))
         collections.withLock { collections in
-            // Keys are few; a flood of made-up ones cannot grow this without end.
+            // Only keys the directory holds come here; the bound only matters over many rotations.
             if collections.count >= 4096 { collections = [:] }
             collections[key.id] = (key.publicKeyPEM, made)
         }
