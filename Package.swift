@@ -272,6 +272,7 @@ let package = Package(
             dependencies: [
                 "HeraldTestSupport",
                 "HeraldCore",
+                "HeraldDelivery",
                 "HeraldStorage",
                 "HeraldHTTP",
                 "HeraldServer",

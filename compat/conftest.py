@@ -1,11 +1,13 @@
 """Fixtures that run a real `herald serve` for the compatibility suite."""
 import json
 import os
+import queue
 import shutil
 import signal
 import socket
 import subprocess
 import tempfile
+import threading
 import time
 import urllib.request
 
@@ -88,6 +90,7 @@ class HeraldServer:
             "key_id": fields["key id"],
             "number": fields["project number"].split()[0],
             "api_key": fields["api key"],
+            "server_key": fields["server key"],
         }
 
     def start(self, *extra):
@@ -113,10 +116,55 @@ class HeraldServer:
         shutil.rmtree(self.directory, ignore_errors=True)
 
 
+class HeraldDevice:
+    """A `herald device` process of one of the session server's projects, with its output
+    lines in a queue and commands on its standard input."""
+
+    def __init__(self, herald, project_name, identity, *flags, app_id="com.example.semantics"):
+        project = herald.projects[project_name]
+        self.process = subprocess.Popen(
+            [
+                HERALD, "device", "--server", herald.url, "--project", project["id"], "--api-key", project["api_key"],
+                "--app-id", app_id, "--gateway", f"127.0.0.1:{herald.gateway_port}",
+                "--ca", herald.ca_file, "--identity", str(identity), *flags,
+            ],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        )
+        self.lines = queue.Queue()
+        threading.Thread(target=self._read, daemon=True).start()
+        self.token = self.line().split(": ", 1)[1]
+
+    def _read(self):
+        for line in self.process.stdout:
+            self.lines.put(line.rstrip("\n"))
+
+    def line(self, timeout=10):
+        return self.lines.get(timeout=timeout)
+
+    def message(self, timeout=10):
+        return json.loads(self.line(timeout))
+
+    def nothing(self, seconds=1.5):
+        """Asserts that no line comes within `seconds`."""
+        try:
+            line = self.lines.get(timeout=seconds)
+        except queue.Empty:
+            return
+        raise AssertionError(f"unexpected: {line}")
+
+    def command(self, text):
+        self.process.stdin.write(text + "\n")
+        self.process.stdin.flush()
+
+    def stop(self):
+        self.command("quit")
+        assert self.process.wait(timeout=10) == 0
+
+
 @pytest.fixture(scope="session")
 def herald():
     server = HeraldServer()
-    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices", "compat-semantics")}
+    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices", "compat-semantics", "compat-legacy")}
     server.cli("project", "set", "compat-semantics", "max-pending=3")
     server.start()
     yield server

@@ -1,52 +1,17 @@
 """Delivery rules seen from outside: firebase-admin sends, `herald device` receives.
 Rules: D1 (too many pending), D2 (collapsing), D6 (TTL 0), L6 (uninstall)."""
-import json
-import queue
-import subprocess
-import threading
 import time
 
 import pytest
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HERALD
+from conftest import HeraldDevice
 
 
-class Device:
-    """A `herald device` process with its output lines in a queue and commands on its stdin."""
-
-    def __init__(self, herald, identity, *flags):
-        project = herald.projects["compat-semantics"]
-        self.process = subprocess.Popen(
-            [
-                HERALD, "device", "--server", herald.url, "--project", project["id"], "--api-key", project["api_key"],
-                "--app-id", "com.example.semantics", "--gateway", f"127.0.0.1:{herald.gateway_port}",
-                "--ca", herald.ca_file, "--identity", str(identity), *flags,
-            ],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        )
-        self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
-        self.token = self.line().split(": ", 1)[1]
-
-    def _read(self):
-        for line in self.process.stdout:
-            self.lines.put(line.rstrip("\n"))
-
-    def line(self, timeout=10):
-        return self.lines.get(timeout=timeout)
-
-    def message(self, timeout=10):
-        return json.loads(self.line(timeout))
-
-    def command(self, text):
-        self.process.stdin.write(text + "\n")
-        self.process.stdin.flush()
-
-    def stop(self):
-        self.command("quit")
-        assert self.process.wait(timeout=10) == 0
+def Device(herald, identity, *flags):
+    """A `herald device` of the project whose max-pending is 3."""
+    return HeraldDevice(herald, "compat-semantics", identity, *flags)
 
 
 @pytest.fixture

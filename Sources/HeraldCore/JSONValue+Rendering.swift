@@ -36,8 +36,9 @@ extension JSONValue {
         }
     }
 
+    /// Whole numbers that a double holds exactly (up to 2^53) as integers, others as doubles.
     static func renderNumber(_ n: Double) -> String {
-        if n.rounded(.towardZero) == n, abs(n) < 1e15 {
+        if n.rounded(.towardZero) == n, abs(n) <= 9_007_199_254_740_992 {
             return String(Int64(n))
         }
         return String(n)

@@ -20,6 +20,13 @@ public struct SendRequest: Sendable, Equatable {
         } catch {
             throw HeraldError.invalidArgument("Invalid JSON payload received. \(error.description).")
         }
+        return try decode(document: document, limits: limits)
+    }
+
+    /// Normalizes and validates a parsed request body.
+    public static func decode(document: JSONValue, limits: MessageLimits = MessageLimits()) throws(HeraldError)
+        -> SendRequest
+    {
         let normalized = try SchemaNormalizer.normalize(document, as: .sendMessageRequest, path: "")
         guard let message = normalized["message"] else {
             throw HeraldError.invalidField("message", "The message field is required.")

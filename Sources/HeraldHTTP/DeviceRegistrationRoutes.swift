@@ -30,6 +30,11 @@ struct DeviceRegistrationRoutes {
                 fid: try context.parameters.require("fid"), authorization: request.headers[.authorization],
                 project: project)
         }
+        // The router takes the path with or without its trailing slash.
+        router.post("/fcm/connect/subscribe") { request, context in
+            try admitRegistration(from: context.sourceAddress)
+            return try await legacyWebSubscription(try await request.collectBody())
+        }
         router.post("/v1/projects/:project/registrations") { request, context in
             let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
             try admitRegistration(from: context.sourceAddress)
@@ -172,27 +177,15 @@ struct DeviceRegistrationRoutes {
             projectID == project.id
         else { throw HeraldError.unauthenticated("A valid Firebase installation auth token is required.") }
         let json = try parseJSONBody(body)
-        guard let web = json["web"], let endpoint = web["endpoint"]?.stringValue,
-            let channelToken = endpoint.split(separator: "/").last.map(String.init),
-            let channel = try await environment.store.registration(token: channelToken), channel.kind == .webChannel
-        else {
+        guard let web = json["web"] else {
             throw HeraldError.invalidField("web.endpoint", "The endpoint does not name a push channel of this server.")
         }
-        guard let p256dh = web["p256dh"]?.stringValue.flatMap(Base64URL.decode),
-            (try? P256.KeyAgreement.PublicKey(x963Representation: p256dh)) != nil
-        else { throw HeraldError.invalidField("web.p256dh", "p256dh must be an uncompressed P-256 public key.") }
-        guard let auth = web["auth"]?.stringValue.flatMap(Base64URL.decode), auth.count == 16 else {
-            throw HeraldError.invalidField("web.auth", "auth must be a 16-byte secret.")
-        }
-        let coding = web["contentEncoding"]?.stringValue ?? "aesgcm"
-        guard WebPushEncryption.Coding(rawValue: coding) != nil else {
-            throw HeraldError.invalidField("web.contentEncoding", "contentEncoding must be aesgcm or aes128gcm.")
-        }
-        let registration = Registration(
-            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: channel.sender,
-            appID: channel.appID, subtype: channel.subtype, platform: .web, androidID: channel.androidID,
-            installationID: fid, webKeys: WebPushKeys(p256dh: p256dh, auth: auth, coding: coding), createdAt: now)
-        try await environment.store.createRegistration(registration)
+        let registration = try await createWebRegistration(
+            project: project, installationID: fid,
+            endpoint: (web["endpoint"]?.stringValue, "web.endpoint"),
+            p256dh: (web["p256dh"]?.stringValue, "web.p256dh"),
+            auth: (web["auth"]?.stringValue, "web.auth"),
+            coding: (web["contentEncoding"]?.stringValue ?? "aesgcm", "web.contentEncoding"))
         environment.metrics.increment("herald_registrations_total", [("kind", "web")])
         return Response.json(
             .object([
@@ -200,6 +193,60 @@ struct DeviceRegistrationRoutes {
                 (key: "token", value: .string(registration.token)),
                 (key: "web", value: web),
             ]))
+    }
+
+    /// Makes a web app token whose messages ride the push channel `endpoint` names and are
+    /// encrypted for `p256dh` and `auth`; each argument comes with the field name its error names.
+    private func createWebRegistration(
+        project: Project, installationID: String?, endpoint: (String?, String), p256dh: (String?, String),
+        auth: (String?, String), coding: (String, String)
+    ) async throws -> Registration {
+        guard let channelToken = endpoint.0?.split(separator: "/").last.map(String.init),
+            let channel = try await environment.store.registration(token: channelToken), channel.kind == .webChannel
+        else {
+            throw HeraldError.invalidField(endpoint.1, "The endpoint does not name a push channel of this server.")
+        }
+        guard let publicKey = p256dh.0.flatMap(Base64URL.decode),
+            (try? P256.KeyAgreement.PublicKey(x963Representation: publicKey)) != nil
+        else {
+            throw HeraldError.invalidField(
+                p256dh.1, "\(p256dh.1.split(separator: ".").last ?? "") must be an uncompressed P-256 public key.")
+        }
+        guard let secret = auth.0.flatMap(Base64URL.decode), secret.count == 16 else {
+            throw HeraldError.invalidField(
+                auth.1, "\(auth.1.split(separator: ".").last ?? "") must be a 16-byte secret.")
+        }
+        guard WebPushEncryption.Coding(rawValue: coding.0) != nil else {
+            throw HeraldError.invalidField(
+                coding.1, "\(coding.1.split(separator: ".").last ?? "") must be aesgcm or aes128gcm.")
+        }
+        let registration = Registration(
+            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: channel.sender,
+            appID: channel.appID, subtype: channel.subtype, platform: .web, androidID: channel.androidID,
+            installationID: installationID, webKeys: WebPushKeys(p256dh: publicKey, auth: secret, coding: coding.0),
+            createdAt: environment.clock.now())
+        try await environment.store.createRegistration(registration)
+        return registration
+    }
+
+    /// The legacy web subscription older web receivers make (`/fcm/connect/subscribe`): a
+    /// form naming the project by its sender id (`authorized_entity`), the push channel
+    /// (`endpoint`) and the keys; answered with the token and an opaque `pushSet`. Holding
+    /// the channel's unguessable token is the credential, as with `register3`.
+    func legacyWebSubscription(_ body: ByteBuffer) async throws -> Response {
+        guard let form = FormBody.parse(body.readableBytesView) else {
+            throw HeraldError.invalidArgument("The form body is not valid percent-encoding.")
+        }
+        guard let number = form["authorized_entity"].flatMap({ Int64($0) }),
+            let project = await environment.directory.find({ $0.project(number: number) })
+        else { throw HeraldError.invalidField("authorized_entity", "authorized_entity must be a project's sender id.") }
+        let registration = try await createWebRegistration(
+            project: project, installationID: nil, endpoint: (form["endpoint"], "endpoint"),
+            p256dh: (form["encryption_key"], "encryption_key"), auth: (form["encryption_auth"], "encryption_auth"),
+            coding: ("aesgcm", "encryption"))
+        environment.metrics.increment("herald_registrations_total", [("kind", "web-legacy")])
+        return Response.json(
+            .stringObject([("token", registration.token), ("pushSet", SecureRandom.token(bytes: 16))]))
     }
 
     private func parseJSONBody(_ body: ByteBuffer) throws -> JSONValue {

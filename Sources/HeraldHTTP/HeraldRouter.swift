@@ -16,6 +16,7 @@ public enum HeraldRouter {
         OperationsRoutes(environment: environment).register(on: router)
         TokenRoutes(environment: environment).register(on: router)
         SendRoutes(environment: environment).register(on: router)
+        LegacySendRoutes(environment: environment).register(on: router)
         DeviceRegistrationRoutes(environment: environment).register(on: router)
         DeliveryDataRoutes(environment: environment).register(on: router)
         TopicRoutes(environment: environment).register(on: router)

@@ -248,6 +248,43 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/fcm/send": {
+                \#(legacySend(operationID: "legacySend", summary: "Send through the legacy HTTP protocol."))
+            },
+            "/gcm/send": {
+                \#(legacySend(operationID: "legacySendGCM", summary: "The legacy HTTP protocol at its older path."))
+            },
+            "/fcm/connect/subscribe": {
+              "post": {
+                "operationId": "legacyWebSubscription",
+                "summary": "Make a web app token on a push channel of this server (older web receivers).",
+                "security": [],
+                "requestBody": {
+                  "required": true,
+                  "content": {
+                    "application/x-www-form-urlencoded": {
+                      "schema": {
+                        "type": "object",
+                        "required": ["authorized_entity", "endpoint", "encryption_key", "encryption_auth"],
+                        "properties": {
+                          "authorized_entity": {"type": "string", "description": "The project's sender id."},
+                          "endpoint": {"type": "string", "description": "The push channel's URL, ending in its token."},
+                          "encryption_key": {"type": "string", "description": "P-256 public key, base64url."},
+                          "encryption_auth": {"type": "string", "description": "16-byte auth secret, base64url."}
+                        }
+                      }
+                    }
+                  }
+                },
+                "responses": {
+                  "200": {
+                    "description": "The token and an opaque pushSet.",
+                    "content": {"application/json": {"schema": {"type": "object", "properties": {"token": {"type": "string"}, "pushSet": {"type": "string"}}}}}
+                  },
+                  "default": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
             "/fcm/notification": {
               "post": {
                 "operationId": "deviceGroup",
@@ -481,4 +518,57 @@ enum OpenAPIDocument {
           }
         }
         """#
+
+    /// The operation of `/fcm/send` and `/gcm/send`, which differ only in their id and summary.
+    static func legacySend(operationID: String, summary: String) -> String {
+        #"""
+          "post": {
+            "operationId": "\#(operationID)",
+            "summary": "\#(summary)",
+            "security": [{"serverKey": []}, {"bearer": []}],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/json": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "to": {"type": "string"},
+                      "registration_ids": {"type": "array", "minItems": 1, "maxItems": 1000, "items": {"type": "string"}},
+                      "condition": {"type": "string"},
+                      "collapse_key": {"type": "string"},
+                      "priority": {"type": "string", "enum": ["high", "normal"]},
+                      "content_available": {"type": "boolean"},
+                      "mutable_content": {"type": "boolean"},
+                      "time_to_live": {"type": "integer", "minimum": 0, "maximum": 2419200},
+                      "restricted_package_name": {"type": "string"},
+                      "dry_run": {"type": "boolean"},
+                      "data": {"type": "object"},
+                      "notification": {"type": "object"}
+                    }
+                  }
+                },
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "registration_id": {"type": "string"},
+                      "collapse_key": {"type": "string"},
+                      "time_to_live": {"type": "string"},
+                      "dry_run": {"type": "string"}
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {
+                "description": "multicast_id, success, failure, canonical_ids and results for tokens; message_id or error for a topic or condition; success, failure and failed_registration_ids for a device group; id=… or Error=… for the form.",
+                "content": {"application/json": {"schema": {"type": "object"}}, "text/plain": {"schema": {"type": "string"}}}
+              },
+              "default": {"description": "The request's own failure, in plain text.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+            }
+          }
+        """#
+    }
 }
