@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "HeraldServer", targets: ["HeraldServer"]),
         .library(name: "HeraldProtocol", targets: ["HeraldProtocol"]),
         .library(name: "HeraldGateway", targets: ["HeraldGateway"]),
+        .library(name: "HeraldXMPP", targets: ["HeraldXMPP"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
     ],
     dependencies: [
@@ -94,6 +95,7 @@ let package = Package(
             name: "HeraldGateway",
             dependencies: [
                 "HeraldCore",
+                "HeraldXMPP",
                 "HeraldTelemetry",
                 "HeraldStorage",
                 "HeraldDelivery",
@@ -108,6 +110,11 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldXMPP",
+            dependencies: ["HeraldCore"],
             swiftSettings: strict
         ),
         .target(
@@ -242,6 +249,11 @@ let package = Package(
                 "HeraldCore", "HeraldProtocol", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldXMPPTests",
+            dependencies: ["HeraldCore", "HeraldXMPP"],
             swiftSettings: strict
         ),
         .testTarget(

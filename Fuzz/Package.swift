@@ -15,6 +15,7 @@ let package = Package(
         fuzzer("FuzzCheckin", [.product(name: "HeraldProtocol", package: "Herald")]),
         fuzzer("FuzzMessage", [.product(name: "HeraldCore", package: "Herald")]),
         fuzzer("FuzzCondition", [.product(name: "HeraldCore", package: "Herald")]),
+        fuzzer("FuzzXMPP", [.product(name: "HeraldXMPP", package: "Herald")]),
     ],
     swiftLanguageModes: [.v6]
 )

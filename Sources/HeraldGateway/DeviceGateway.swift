@@ -6,8 +6,7 @@ public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
 import NIOCore
-import NIOPosix
-import NIOSSL
+public import NIOSSL
 import Synchronization
 
 /// The device gateway: TLS (or plain) TCP listeners speaking MCS, one session per
@@ -24,7 +23,8 @@ public final class DeviceGateway: Sendable {
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let logger: Logger
-    private let tls: NIOSSLContext?
+    /// The TLS context devices connect with; the XMPP listener serves the same certificate.
+    public let tls: NIOSSLContext?
     private let connections = ConnectionTable()
     private let acknowledgements: AcknowledgementBatcher
     private let boundPorts: Mutex<[Int]> = Mutex([])
@@ -124,26 +124,14 @@ public final class DeviceGateway: Sendable {
     }
 
     private func bind(port: Int) async throws -> any Channel {
-        let tls = tls
         let maximumFrameBytes = configuration.maximumFrameBytes
-        return try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .serverChannelOption(.backlog, value: 1024)
-            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    if let tls {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-                    }
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(
-                            MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: maximumFrameBytes)))
-                    try channel.pipeline.syncOperations.addHandler(
-                        MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
-                    try channel.pipeline.syncOperations.addHandler(SessionHandler(gateway: self))
-                }
-            }
-            .bind(host: configuration.host, port: port).get()
+        return try await TLSListener.bind(host: configuration.host, port: port, tls: tls, backlog: 1024) { pipeline in
+            try pipeline.addHandler(
+                ByteToMessageHandler(
+                    MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: maximumFrameBytes)))
+            try pipeline.addHandler(MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
+            try pipeline.addHandler(SessionHandler(gateway: self))
+        }
     }
 
     /// Sends a clock tick to every connection every second, for heartbeats and deadlines.

@@ -26,6 +26,8 @@ public struct HeraldNode: Sendable {
     /// Which devices are connected to this node.
     public let devices: DeviceRegistry
     public let gateway: DeviceGateway
+    /// The XMPP connection server, when configured.
+    public let xmpp: XMPPGateway?
     /// Expands topic, condition and device-group sends.
     public let fanouts: FanoutEngine
     public let environment: HTTPEnvironment
@@ -75,11 +77,19 @@ public struct HeraldNode: Sendable {
         fanouts = FanoutEngine(
             store: store, clock: clock, metrics: metrics, registry: devices,
             projects: { directory.project(named: $0) }, logger: logger, cluster: cluster)
+        let dispatcher = Dispatcher(
+            store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, quotas: quotas,
+            acknowledgementWait: configuration.acknowledgementWait, cluster: cluster, logger: logger)
+        xmpp =
+            configuration.xmpp.isEnabled
+            ? XMPPGateway(
+                configuration: configuration.xmpp, tls: gateway.tls, dispatcher: dispatcher, quotas: quotas,
+                clock: clock, metrics: metrics, logger: logger,
+                authenticate: { _, serverKey in await directory.find { $0.project(serverKey: serverKey) } })
+            : nil
         environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(rotation: secret),
-            dispatcher: Dispatcher(
-                store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, quotas: quotas,
-                acknowledgementWait: configuration.acknowledgementWait, cluster: cluster, logger: logger),
+            dispatcher: dispatcher,
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
             renderMetrics: { metricsRegistry.emitToString() },
@@ -142,8 +152,8 @@ public struct HeraldNode: Sendable {
     {
         let ready = ReadyLatch(onRunning)
         // A graceful shutdown stops the services in the reverse of this order, each after the
-        // one before has finished: HTTP stops accepting and finishes its in-flight sends, the
-        // fanout engine ends its page, the gateway writes the last acknowledgements and tells
+        // one before has finished: HTTP stops accepting and finishes its in-flight sends, XMPP
+        // connections drain (told CONNECTION_DRAINING, answered, closed), the fanout engine ends its page, the gateway writes the last acknowledgements and tells
         // devices to reconnect, then the background work stops and this node leaves the
         // cluster. The store closes after the group (`withStore`).
         var services: [any Service] = []
@@ -161,7 +171,10 @@ public struct HeraldNode: Sendable {
             CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),
-            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first),
+        ]
+        if let xmpp { services.append(XMPPService(gateway: xmpp)) }
+        services += [
+            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first)
         ]
         let group = ServiceGroup(
             configuration: .init(

@@ -35,6 +35,9 @@ public struct ServerConfiguration: Sendable {
     /// The device gateway (MCS). Default: port 5228 on `httpHost` with generated TLS
     /// certificates in `<dataDirectory>/tls`.
     public var gateway: GatewayConfiguration?
+    /// The XMPP connection server for app servers: off unless it has a port. Its TLS ports
+    /// serve the gateway's certificate.
+    public var xmpp = XMPPGateway.Configuration()
     /// Seconds between sweeps of expired queued messages. Default 30.
     public var sweepIntervalSeconds: Int = 30
     /// Sends worked on at once; past it a send is answered 503 `UNAVAILABLE` with

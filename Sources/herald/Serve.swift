@@ -101,6 +101,16 @@ struct Serve: AsyncParsableCommand {
     var loginTimeout = 30
 
     @Option(
+        name: .customLong("xmpp-port"),
+        help: "A port for XMPP app-server connections over TLS, as FCM's 5235 (repeatable; off by default).")
+    var xmppPorts: [Int] = []
+
+    @Option(
+        name: .customLong("xmpp-plaintext-port"),
+        help: "A port for XMPP app-server connections without TLS, behind a TLS-terminating balancer (repeatable).")
+    var xmppPlaintextPorts: [Int] = []
+
+    @Option(
         name: .customLong("acknowledgement-wait-ms"),
         help: """
             Milliseconds a message to a connected device waits for the device's acknowledgement \
@@ -112,6 +122,9 @@ struct Serve: AsyncParsableCommand {
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if gatewayPlaintext && tlsCertificate != nil {
             throw ValidationError("--gateway-plaintext and --tls-cert exclude each other.")
+        }
+        if gatewayPlaintext && !xmppPorts.isEmpty {
+            throw ValidationError("--xmpp-port serves the gateway's TLS certificate: use --xmpp-plaintext-port.")
         }
         guard httpHeadTimeout > 0, httpBodyTimeout > 0, loginTimeout > 0 else {
             throw ValidationError("Timeouts must be positive.")
@@ -172,6 +185,9 @@ struct Serve: AsyncParsableCommand {
             logger.info("devices trust the gateway CA in \(certificates.caPath)")
         }
         configuration.gateway = gateway
+        configuration.xmpp.host = gateway.host
+        configuration.xmpp.tlsPorts = xmppPorts
+        configuration.xmpp.plaintextPorts = xmppPlaintextPorts
         let host = httpHost
         let publicURL = publicURL
         let storeURL = storeOptions.storeURL

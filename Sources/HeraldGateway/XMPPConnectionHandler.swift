@@ -1,0 +1,135 @@
+import HeraldCore
+import HeraldXMPP
+import NIOCore
+
+/// The I/O around one `XMPPSession`: bytes in through the parser, actions out as writes,
+/// credential checks and sends handed to the gateway's work queue and their outcomes
+/// brought back to the connection's event loop.
+final class XMPPConnectionHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let gateway: XMPPGateway
+    private var parser = XMPPStreamParser()
+    private var session = XMPPSession(streamID: SecureRandom.token(bytes: 12))
+    private var context: ChannelHandlerContext?
+    private var connectionID: UInt64?
+    /// The project that authenticated, counted against its connection limits until the close.
+    private var project: Project?
+    private var needsFlush = false
+    private var reading = false
+
+    init(gateway: XMPPGateway) {
+        self.gateway = gateway
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        self.context = context
+        connectionID = gateway.register(NIOLoopBound(self, eventLoop: context.eventLoop))
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: .seconds(Int64(gateway.configuration.authenticationTimeoutSeconds))) {
+            handler.value.authenticationDeadline()
+        }
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if let connectionID { gateway.unregister(connectionID) }
+        connectionID = nil
+        if let project { gateway.limits.release(projectID: project.id) }
+        project = nil
+        self.context = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let bytes = unwrapInboundIn(data)
+        reading = true
+        do {
+            for event in try parser.parse(bytes.readableBytesView) {
+                perform(session.received(event))
+            }
+        } catch {
+            gateway.logger.debug("XMPP stream failed", metadata: ["error": "\(error)"])
+            perform(session.failed())
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        reading = false
+        flush()
+        context.fireChannelReadComplete()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        gateway.logger.debug("XMPP connection error", metadata: ["error": "\(error)"])
+        context.close(promise: nil)
+    }
+
+    /// The node stops.
+    func drain() {
+        perform(session.drain())
+        flush()
+    }
+
+    private func authenticationDeadline() {
+        switch session.phase {
+        case .established, .draining, .closed: return
+        default:
+            perform(session.failed())
+            flush()
+        }
+    }
+
+    private func perform(_ actions: [XMPPSession.Action]) {
+        guard let context else { return }
+        for action in actions {
+            switch action {
+            case .write(let text):
+                context.write(wrapOutboundOut(ByteBuffer(string: text)), promise: nil)
+                needsFlush = true
+            case .restartStream:
+                parser.restart()
+            case .authenticate(let senderID, let serverKey):
+                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+                let gateway = gateway
+                gateway.work.submit {
+                    let (outcome, project) = await gateway.admit(senderID: senderID, serverKey: serverKey)
+                    handler.eventLoop.execute { handler.value.authenticated(outcome, project: project) }
+                }
+            case .send(let message):
+                guard let project else { continue }
+                let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+                let gateway = gateway
+                gateway.work.submit {
+                    let error = await gateway.accept(message, project: project)
+                    handler.eventLoop.execute { handler.value.answered(message, error: error) }
+                }
+            case .close:
+                flush()
+                context.close(promise: nil)
+            }
+        }
+        if !reading { flush() }
+    }
+
+    private func authenticated(_ outcome: XMPPSession.Authentication, project: Project?) {
+        guard context != nil else {
+            // Closed while the check ran: give back the connection it counted.
+            if let project { gateway.limits.release(projectID: project.id) }
+            return
+        }
+        self.project = project
+        perform(session.authenticated(outcome))
+    }
+
+    private func answered(_ message: XMPPDownstream, error: HeraldError?) {
+        perform(session.answered(message, error: error))
+    }
+
+    private func flush() {
+        guard needsFlush, let context else { return }
+        needsFlush = false
+        context.flush()
+    }
+}

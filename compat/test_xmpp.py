@@ -1,0 +1,149 @@
+"""XMPP app-server connections as a real XMPP stack makes them: slixmpp logs in over TLS
+(trusting Herald's CA) with SASL PLAIN as <sender id>@fcm.googleapis.com and the server
+key, binds, and sends downstream messages in <gcm> stanzas, which `herald device` receives.
+Rules: C5 (the server key), T5 (connection limits), L1, and FCM's ack, nack and
+CONNECTION_DRAINING."""
+import asyncio
+import json
+import signal
+import ssl
+import xml.sax.saxutils
+
+import pytest
+import slixmpp
+from slixmpp.xmlstream.handler import Callback
+from slixmpp.xmlstream.matcher import MatchXPath
+
+from conftest import HeraldDevice, HeraldServer, free_port
+
+
+class AppServer(slixmpp.ClientXMPP):
+    """An app server's XMPP connection: JSON out in <gcm> stanzas, JSON in on a queue."""
+
+    def __init__(self, server, project, key=None):
+        super().__init__(f"{project['number']}@fcm.googleapis.com", key or project["server_key"])
+        context = ssl.create_default_context(cafile=server.ca_file)
+        context.check_hostname = False  # the certificate names 127.0.0.1, the JID fcm.googleapis.com
+        self.ssl_context = context
+        self.enable_starttls = False
+        self.enable_plaintext = False
+        self.received = asyncio.Queue()
+        self.started = asyncio.Event()
+        self.refused = asyncio.Event()
+        self.add_event_handler("session_start", lambda _: self.started.set())
+        self.add_event_handler("failed_auth", lambda _: self.refused.set())
+        self.register_handler(Callback(
+            "gcm", MatchXPath("{jabber:client}message/{google:mobile:data}gcm"),
+            lambda message: self.received.put_nowait(
+                json.loads(message.xml.find("{google:mobile:data}gcm").text))))
+
+    def send_json(self, payload):
+        self.send_raw('<message id=""><gcm xmlns="google:mobile:data">'
+                      + xml.sax.saxutils.escape(json.dumps(payload)) + "</gcm></message>")
+
+    async def next(self, seconds=10):
+        return await asyncio.wait_for(self.received.get(), seconds)
+
+
+@pytest.fixture(scope="module")
+def xmpp_server():
+    server = HeraldServer()
+    server.projects = {name: server.create_project(name) for name in ("compat-xmpp", "compat-other")}
+    server.xmpp_port = free_port()
+    server.start("--xmpp-port", str(server.xmpp_port))
+    yield server
+    server.stop()
+
+
+async def logged_in(server, project, key=None):
+    client = AppServer(server, project, key)
+    client.connect("127.0.0.1", server.xmpp_port)
+    await asyncio.wait_for(client.started.wait(), 20)
+    return client
+
+
+def test_slixmpp_logs_in_with_the_server_key_and_sends_downstream(xmpp_server, tmp_path):
+    project = xmpp_server.projects["compat-xmpp"]
+    device = HeraldDevice(xmpp_server, "compat-xmpp", tmp_path / "device.json", app_id="com.example.xmpp")
+
+    async def scenario():
+        client = await logged_in(xmpp_server, project)
+        client.send_json({"to": device.token, "message_id": "m-1", "data": {"via": "xmpp"},
+                          "delivery_receipt_requested": True, "time_to_live": 600})
+        assert await client.next() == {"message_type": "ack", "from": device.token, "message_id": "m-1"}
+        client.send_json({"to": "/topics/xmpp-news", "message_id": "m-2", "data": {"via": "topic"}})
+        assert (await client.next())["message_type"] == "ack"
+        client.disconnect()
+
+    try:
+        asyncio.run(scenario())
+        message = device.message()
+        assert message["data"] == {"via": "xmpp"}
+    finally:
+        device.stop()
+
+
+def test_bad_tokens_and_bad_messages_are_nacked_with_fcms_codes(xmpp_server, tmp_path):
+    project = xmpp_server.projects["compat-xmpp"]
+    other = HeraldDevice(xmpp_server, "compat-other", tmp_path / "other.json", app_id="com.example.xmpp")
+
+    async def scenario():
+        client = await logged_in(xmpp_server, project)
+        unknown = other.token[:-4] + "AAAA"
+        cases = [
+            ({"to": "not a token", "message_id": "n-1"}, "BAD_REGISTRATION"),
+            ({"to": unknown, "message_id": "n-2"}, "DEVICE_UNREGISTERED"),
+            ({"to": other.token, "message_id": "n-3"}, "BAD_REGISTRATION"),  # C3: another project's token
+            ({"to": other.token, "message_id": "n-4", "data": {"from": "x"}}, "INVALID_JSON"),
+            ({"to": other.token, "message_id": "n-5", "time_to_live": "soon"}, "INVALID_JSON"),
+        ]
+        for payload, code in cases:
+            client.send_json(payload)
+            answer = await client.next()
+            assert answer["message_type"] == "nack" and answer["message_id"] == payload["message_id"], answer
+            assert answer["error"] == code, answer
+        client.disconnect()
+
+    try:
+        asyncio.run(scenario())
+        other.nothing()
+    finally:
+        other.stop()
+
+
+def test_a_wrong_server_key_or_another_projects_sender_id_is_refused(xmpp_server):
+    project = xmpp_server.projects["compat-xmpp"]
+    other = xmpp_server.projects["compat-other"]
+
+    async def refused(key):
+        client = AppServer(xmpp_server, project, key)  # made inside the loop it runs on
+        client.connect("127.0.0.1", xmpp_server.xmpp_port)
+        await asyncio.wait_for(client.refused.wait(), 20)
+        assert not client.started.is_set()
+        client.disconnect()
+
+    asyncio.run(refused("AAAA-not-the-key"))
+    # C5: the client API key is not a server key; one project's key does not open another's sender id.
+    asyncio.run(refused(project["api_key"]))
+    asyncio.run(refused(other["server_key"]))
+
+
+def test_a_stopping_node_sends_connection_draining_and_closes(tmp_path):
+    server = HeraldServer()
+    server.projects = {"compat-drain": server.create_project("compat-drain")}
+    server.xmpp_port = free_port()
+    server.start("--xmpp-port", str(server.xmpp_port))
+
+    async def scenario():
+        client = await logged_in(server, server.projects["compat-drain"])
+        closed = asyncio.Event()
+        client.add_event_handler("disconnected", lambda _: closed.set())
+        server.process.send_signal(signal.SIGTERM)
+        assert await client.next() == {"message_type": "control", "control_type": "CONNECTION_DRAINING"}
+        await asyncio.wait_for(closed.wait(), 20)
+
+    try:
+        asyncio.run(scenario())
+        assert server.process.wait(timeout=20) == 0
+    finally:
+        server.stop()
