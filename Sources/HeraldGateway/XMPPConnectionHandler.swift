@@ -73,12 +73,8 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
     }
 
     private func authenticationDeadline() {
-        switch session.phase {
-        case .established, .draining, .closed: return
-        default:
-            perform(session.failed())
-            flush()
-        }
+        perform(session.timedOut())
+        flush()
     }
 
     private func perform(_ actions: [XMPPSession.Action]) {

@@ -153,6 +153,14 @@ public struct XMPPSession: Sendable {
         return streamError("not-well-formed")
     }
 
+    /// The app server did not authenticate and bind in time.
+    public mutating func timedOut() -> [Action] {
+        switch phase {
+        case .established, .draining, .closed: return []
+        default: return streamError("connection-timeout")
+        }
+    }
+
     // MARK: Stages
 
     private var streamHeader: String {
@@ -183,7 +191,8 @@ public struct XMPPSession: Sendable {
     private mutating func handle(_ stanza: XMPPElement) -> [Action] {
         switch stanza.localName {
         case "iq": return iq(stanza)
-        case "message" where phase != .awaitingBind: return message(stanza)
+        case "message" where phase == .awaitingBind: return streamError("not-authorized")
+        case "message": return message(stanza)
         case "presence": return []
         default: return streamError("unsupported-stanza-type")
         }

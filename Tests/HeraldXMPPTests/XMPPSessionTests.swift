@@ -73,6 +73,16 @@ import Testing
         #expect(session.phase == .established)
     }
 
+    @Test func aConnectionThatDoesNotBindInTimeIsClosedAndOneThatDidIsLeftAlone() throws {
+        var session = XMPPSession(streamID: "s1")
+        _ = session.received(.streamOpened(XMPPElement("stream:stream")))
+        let closed = session.timedOut()
+        #expect(writes(closed).contains("connection-timeout"))
+        #expect(closed.last == .close)
+        var bound = try established()
+        #expect(bound.timedOut() == [])
+    }
+
     @Test func aRefusedLoginMayBeTriedAgainThenTheConnectionCloses() throws {
         var session = XMPPSession(streamID: "s1")
         _ = session.received(.streamOpened(XMPPElement("stream:stream")))
