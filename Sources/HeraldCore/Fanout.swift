@@ -154,4 +154,9 @@ public struct DeviceGroup: Sendable, Hashable {
 
     /// A new unguessable notification key.
     public static func makeKey() -> String { "APA91b" + SecureRandom.token(bytes: 48) }
+
+    /// Whether `token` has a notification key's shape (`makeKey`: no instance id and colon
+    /// before `APA91b`, as every registration token has), so that a send to a registration
+    /// token need not look for a group.
+    public static func mayBeKey(_ token: String) -> Bool { !token.utf8.contains(UInt8(ascii: ":")) }
 }

@@ -39,6 +39,10 @@ public struct LegacySendRequest: Sendable, Equatable {
             && lhs.dryRun == rhs.dryRun && lhs.timeToLive == rhs.timeToLive
     }
 
+    /// A well-formed token that stands for every token of a request while its message is
+    /// validated once.
+    public static let placeholderToken = "APA91b0"
+
     /// Reads a JSON body (reference §5.1).
     public static func decode(json bytes: some Collection<UInt8>) throws(Malformed) -> LegacySendRequest {
         let document: JSONValue
@@ -47,6 +51,11 @@ public struct LegacySendRequest: Sendable, Equatable {
         } catch {
             throw Malformed(description: "JSON_PARSING_ERROR: \(error.description).")
         }
+        return try decode(document: document)
+    }
+
+    /// Reads a parsed JSON body.
+    public static func decode(document: JSONValue) throws(Malformed) -> LegacySendRequest {
         guard case .object = document else { throw Malformed(description: "The body must be a JSON object.") }
         let fields = LegacyFields(document)
         let audience = try readAudience(fields)

@@ -25,8 +25,8 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         self.context = context
-        connectionID = gateway.register(NIOLoopBound(self, eventLoop: context.eventLoop))
         let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        connectionID = gateway.register(handler)
         context.eventLoop.scheduleTask(in: .seconds(Int64(gateway.configuration.authenticationTimeoutSeconds))) {
             handler.value.authenticationDeadline()
         }

@@ -65,7 +65,7 @@ struct LegacySendRoutes {
         case .condition(let condition):
             return .topic(await result(legacy, to: ("condition", condition), project: project))
         case .registrations(let tokens):
-            if tokens.count == 1,
+            if tokens.count == 1, DeviceGroup.mayBeKey(tokens[0]),
                 let group = try await environment.store.deviceGroup(
                     projectID: project.id, name: nil, notificationKey: tokens[0])
             {
@@ -80,10 +80,18 @@ struct LegacySendRoutes {
         }
     }
 
-    /// One result per token, in order, at most `concurrentSends` sent at once.
+    /// One result per token, in order, at most `concurrentSends` sent at once. The message
+    /// is validated once; each token then only has its shape checked.
     private func results(_ legacy: LegacySendRequest, tokens: [String], project: Project) async
         -> [LegacySendAnswer.Result]
     {
+        let template: Message
+        do {
+            template = try legacy.message(
+                to: ("token", LegacySendRequest.placeholderToken), limits: project.settings.message)
+        } catch {
+            return tokens.map { _ in .failed(error.legacyResult) }
+        }
         var results = [LegacySendAnswer.Result](repeating: .failed("InternalServerError"), count: tokens.count)
         await withTaskGroup(of: (Int, LegacySendAnswer.Result).self) { group in
             var next = 0
@@ -91,7 +99,13 @@ struct LegacySendRoutes {
                 guard next < tokens.count else { return }
                 let index = next
                 next += 1
-                group.addTask { (index, await result(legacy, to: ("token", tokens[index]), project: project)) }
+                group.addTask {
+                    guard RegistrationTokenFormat.isWellFormed(tokens[index]) else {
+                        return (index, .failed(HeraldError.malformedToken(field: "to").legacyResult))
+                    }
+                    let message = Message(target: .token(tokens[index]), body: template.body)
+                    return (index, await sent(message, dryRun: legacy.dryRun, project: project))
+                }
             }
             for _ in 0..<Self.concurrentSends { startNext() }
             for await (index, result) in group {
@@ -107,9 +121,19 @@ struct LegacySendRoutes {
         async -> LegacySendAnswer.Result
     {
         do {
-            let message = try legacy.message(to: target, limits: project.settings.message)
+            return await sent(
+                try legacy.message(to: target, limits: project.settings.message), dryRun: legacy.dryRun,
+                project: project)
+        } catch {
+            return .failed(error.legacyResult)
+        }
+    }
+
+    /// A validated message handed to the dispatcher; an error is named as the legacy protocol names it.
+    private func sent(_ message: Message, dryRun: Bool, project: Project) async -> LegacySendAnswer.Result {
+        do {
             let id = try await environment.dispatcher.send(
-                SendRequest(message: message, validateOnly: legacy.dryRun), project: project)
+                SendRequest(message: message, validateOnly: dryRun), project: project)
             return .sent(messageID: id)
         } catch let error as HeraldError {
             return .failed(error.legacyResult)

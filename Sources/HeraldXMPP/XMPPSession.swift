@@ -256,7 +256,7 @@ public struct XMPPSession: Sendable {
         }
         let request: LegacySendRequest
         do {
-            request = try LegacySendRequest.decode(json: Array(gcm.text.utf8))
+            request = try LegacySendRequest.decode(document: json)
         } catch {
             return [nack(messageID, recipient: recipient, code: "INVALID_JSON", error.description)]
         }

@@ -76,6 +76,19 @@ import Testing
         }
     }
 
+    @Test func M2_aBrokenMessageRuleFailsEveryTokenAlikeAndStoresNothing() async throws {
+        let server = try await TestServer.make()
+        let live = try await Self.register(server.store, projectID: server.project.id)
+        try await server.test { client in
+            let response = try await Self.post(
+                #"{"registration_ids":["\#(live)","bad token"],"data":{"from":"x"}}"#, key: server.project.serverKey,
+                client: client)
+            let results = try #require(try response.json()["results"]?.arrayElements)
+            #expect(results.map { $0["error"]?.stringValue } == ["InvalidDataKey", "InvalidDataKey"])
+            #expect(try await server.store.messageCount(projectID: server.project.id) == 0)
+        }
+    }
+
     @Test func T6_aDeviceOverItsRateIsDeviceMessageRateExceeded() async throws {
         let server = try await TestServer.make()
         var settings = server.project.settings
