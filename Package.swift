@@ -218,7 +218,7 @@ let package = Package(
             name: "HeraldStorageTests",
             dependencies: [
                 "HeraldTestSupport",
-                "HeraldCore", "HeraldTelemetry", "HeraldStorage", "HeraldDelivery",
+                "HeraldCore", "HeraldTelemetry", "HeraldStorage", "HeraldDelivery", "HeraldProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "GRDB", package: "GRDB.swift"),
             ],

@@ -1,8 +1,9 @@
 """XMPP app-server connections as a real XMPP stack makes them: slixmpp logs in over TLS
 (trusting Herald's CA) with SASL PLAIN as <sender id>@fcm.googleapis.com and the server
-key, binds, and sends downstream messages in <gcm> stanzas, which `herald device` receives.
-Rules: C5 (the server key), T5 (connection limits), L1, and FCM's ack, nack and
-CONNECTION_DRAINING."""
+key, binds, and sends downstream messages in <gcm> stanzas, which `herald device` receives;
+`herald device` sends upstream messages, which the app server receives and acknowledges.
+Rules: C5 (the server key), T5 (connection limits), L1, and FCM's ack, nack, delivery
+receipts, upstream messages and CONNECTION_DRAINING."""
 import asyncio
 import json
 import signal
@@ -44,6 +45,20 @@ class AppServer(slixmpp.ClientXMPP):
     async def next(self, seconds=10):
         return await asyncio.wait_for(self.received.get(), seconds)
 
+    async def nothing(self, seconds=1.5):
+        """Asserts that nothing arrives within `seconds`."""
+        with pytest.raises(asyncio.TimeoutError):
+            print(await self.next(seconds))
+
+
+def run_with(devices, scenario):
+    """Runs an asyncio scenario, then stops the devices whatever happened."""
+    try:
+        asyncio.run(scenario())
+    finally:
+        for device in devices:
+            device.stop()
+
 
 @pytest.fixture(scope="module")
 def xmpp_server():
@@ -71,16 +86,56 @@ def test_slixmpp_logs_in_with_the_server_key_and_sends_downstream(xmpp_server, t
         client.send_json({"to": device.token, "message_id": "m-1", "data": {"via": "xmpp"},
                           "delivery_receipt_requested": True, "time_to_live": 600})
         assert await client.next() == {"message_type": "ack", "from": device.token, "message_id": "m-1"}
+        message = await asyncio.to_thread(device.message)
+        assert message["data"] == {"via": "xmpp"}
+        # The device acknowledged it: the app server gets FCM's delivery receipt.
+        receipt = await client.next()
+        assert receipt["message_type"] == "receipt" and receipt["message_id"] == "dr2:m-1", receipt
+        assert receipt["from"] == "gcm.googleapis.com" and receipt["category"] == "com.example.xmpp"
+        assert receipt["data"]["message_status"] == "MESSAGE_SENT_TO_DEVICE"
+        assert receipt["data"]["original_message_id"] == "m-1"
+        assert receipt["data"]["device_registration_id"] == device.token
+        assert int(receipt["data"]["message_sent_timestamp"]) > 1_700_000_000_000
+        client.send_json({"to": "gcm.googleapis.com", "message_id": "dr2:m-1", "message_type": "ack"})
         client.send_json({"to": "/topics/xmpp-news", "message_id": "m-2", "data": {"via": "topic"}})
         assert (await client.next())["message_type"] == "ack"
         client.disconnect()
+        # Acknowledged: a new connection is not sent the receipt again.
+        again = await logged_in(xmpp_server, project)
+        await again.nothing()
+        again.disconnect()
 
-    try:
-        asyncio.run(scenario())
-        message = device.message()
-        assert message["data"] == {"via": "xmpp"}
-    finally:
-        device.stop()
+    run_with([device], scenario)
+
+
+def test_upstream_messages_reach_the_app_server_until_it_acknowledges_them(xmpp_server, tmp_path):
+    project = xmpp_server.projects["compat-xmpp"]
+    device = HeraldDevice(xmpp_server, "compat-xmpp", tmp_path / "device.json", app_id="com.example.upstream")
+
+    async def scenario():
+        first = await logged_in(xmpp_server, project)
+        device.command("upstream up-1 greeting=hello n=1")
+        assert await asyncio.to_thread(device.line) == "sent: up-1"
+        assert await first.next() == {
+            "category": "com.example.upstream", "data": {"greeting": "hello", "n": "1"},
+            "message_id": "up-1", "from": device.token}
+        first.send_json({"to": device.token, "message_id": "up-1", "message_type": "ack"})
+        # Not acknowledged: sent again on the next connection.
+        device.command("upstream up-2 n=2")
+        assert await asyncio.to_thread(device.line) == "sent: up-2"
+        assert (await first.next())["message_id"] == "up-2"
+        first.disconnect()
+        await asyncio.sleep(0.5)
+        second = await logged_in(xmpp_server, project)
+        assert (await second.next())["message_id"] == "up-2"
+        second.send_json({"to": device.token, "message_id": "up-2", "message_type": "ack"})
+        await second.nothing()
+        # More than 4 KB of data is refused on the device's connection.
+        device.command("upstream up-3 big=" + "x" * 5000)
+        assert await asyncio.to_thread(device.line) == "send-error: up-3 MessageTooBig"
+        second.disconnect()
+
+    run_with([device], scenario)
 
 
 def test_bad_tokens_and_bad_messages_are_nacked_with_fcms_codes(xmpp_server, tmp_path):

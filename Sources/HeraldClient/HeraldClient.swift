@@ -82,6 +82,14 @@ public actor HeraldClient {
     public private(set) var isDozing = false
     /// Notifications shown in the tray whose data waits for the user to open them.
     private var tray: [String: PendingEvent] = [:]
+    /// Upstream messages the server has not acknowledged yet, oldest first; sent again on
+    /// every new connection until it does (the server keeps one copy of each id).
+    private var outgoing: [UpstreamRequest] = []
+    /// The upstream messages written on this connection, by the stream id the server's
+    /// acknowledgement counts them under.
+    private var written: [(streamID: Int32, messageID: String)] = []
+    /// Stanzas written on this connection since the login, as the server counts them.
+    private var streamCount: Int32 = 0
 
     /// Events for the app, in order; iterate it once.
     public nonisolated var events: ClientEvents { ClientEvents(client: self, stream: eventStream) }
@@ -196,6 +204,43 @@ public actor HeraldClient {
         return true
     }
 
+    // MARK: Upstream
+
+    /// Sends a message to the project's app servers (over XMPP): `sent` follows when the
+    /// server has it, `sendError` if it is refused or no app server takes it within
+    /// `ttlSeconds` (default a day). Sent again after a reconnect until the server has it.
+    public func sendUpstream(messageID: String, data: [String: String], ttlSeconds: Int64? = nil) throws {
+        guard let identity else { throw Failure(description: "not registered") }
+        let request = UpstreamRequest(
+            messageID: messageID, to: "\(identity.projectNumber)@\(UpstreamRequest.domain)",
+            category: identity.appID, token: identity.token, ttlSeconds: ttlSeconds, data: data)
+        outgoing.append(request)
+        connection?.yield(.upstream(request))
+    }
+
+    /// The server has every stanza up to `lastStreamID`: upstream messages among them are sent.
+    private func streamAcknowledged(_ lastStreamID: Int32) {
+        while let first = written.first, first.streamID <= lastStreamID {
+            written.removeFirst()
+            guard let index = outgoing.firstIndex(where: { $0.messageID == first.messageID }) else { continue }
+            outgoing.remove(at: index)
+            eventContinuation.yield(
+                PendingEvent(event: .sent(messageID: first.messageID), persistentID: "", messageID: nil))
+        }
+    }
+
+    /// The server refused an upstream message or dropped it unsent.
+    private func sendFailed(_ stanza: McsProto_DataMessageStanza) {
+        let value = { (key: String) in stanza.appData.first { $0.key == key }?.value ?? "" }
+        let messageID = value("google.message_id")
+        outgoing.removeAll { $0.messageID == messageID }
+        written.removeAll { $0.messageID == messageID }
+        let event = PendingEvent(
+            event: .sendError(messageID: messageID, reason: value("error")), persistentID: stanza.persistentID)
+        // A refusal on the connection has no persistent id and needs no acknowledgement.
+        if stanza.persistentID.isEmpty { eventContinuation.yield(event) } else { deliver(event) }
+    }
+
     // MARK: Connection
 
     /// Keeps the MCS connection up until the task is cancelled, reconnecting with
@@ -223,6 +268,7 @@ public actor HeraldClient {
 
     enum Command: Sendable {
         case frame(MCSFrame)
+        case upstream(UpstreamRequest)
         case inbound(MCSFrame)
         case inboundEnded
         case tick
@@ -260,6 +306,13 @@ public actor HeraldClient {
                     switch command {
                     case .frame(let frame):
                         try await outbound.write(frame)
+                        streamCount &+= 1
+                        lastOutbound = clock.now
+                    case .upstream(let request):
+                        guard outgoing.contains(where: { $0.messageID == request.messageID }) else { break }
+                        try await outbound.write(MCSFrame.upstream(request))
+                        streamCount &+= 1
+                        written.append((streamCount, request.messageID))
                         lastOutbound = clock.now
                     case .inbound(let frame) where !loggedIn:
                         guard frame.tag == .loginResponse else { throw HandshakeError.unexpected(frame.tag) }
@@ -274,17 +327,27 @@ public actor HeraldClient {
                         self.identity?.unacknowledgedIDs = []
                         try? persist()
                         connection = continuation
+                        streamCount = 0
+                        written = []
                         if isDozing {
-                            try await outbound.write(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"))
+                            continuation.yield(.frame(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze")))
                         }
+                        for request in outgoing { continuation.yield(.upstream(request)) }
                     case .inbound(let frame):
                         lastInbound = clock.now
                         switch frame.tag {
                         case .heartbeatPing:
                             try await outbound.write(try MCSFrame(.heartbeatAck, McsProto_HeartbeatAck()))
+                            streamCount &+= 1
                             lastOutbound = clock.now
+                        case .heartbeatAck:
+                            streamAcknowledged(try frame.decode(as: McsProto_HeartbeatAck.self).lastStreamIDReceived)
+                        case .iqStanza:
+                            streamAcknowledged(try frame.decode(as: McsProto_IqStanza.self).lastStreamIDReceived)
                         case .dataMessageStanza:
-                            await receive(try frame.decode(as: McsProto_DataMessageStanza.self))
+                            let stanza = try frame.decode(as: McsProto_DataMessageStanza.self)
+                            await receive(stanza)
+                            streamAcknowledged(stanza.lastStreamIDReceived)
                         case .close, .streamErrorStanza:
                             break loop
                         default:
@@ -297,6 +360,7 @@ public actor HeraldClient {
                         if clock.now - lastInbound > interval * 2 + .seconds(10) { break loop }
                         if loggedIn, clock.now - lastOutbound >= interval {
                             try await outbound.write(try MCSFrame(.heartbeatPing, McsProto_HeartbeatPing()))
+                            streamCount &+= 1
                             lastOutbound = clock.now
                         }
                     }
@@ -342,6 +406,10 @@ public actor HeraldClient {
 
     private func receive(_ stanza: McsProto_DataMessageStanza) async {
         guard let identity else { return }
+        if stanza.appData.first(where: { $0.key == "message_type" })?.value == "send_error" {
+            sendFailed(stanza)
+            return
+        }
         if stanza.appData.first(where: { $0.key == "message_type" })?.value == "deleted_messages" {
             let count = Int(stanza.appData.first { $0.key == "total_deleted" }?.value ?? "") ?? 0
             deliver(PendingEvent(event: .deletedMessages(count: count), persistentID: stanza.persistentID))

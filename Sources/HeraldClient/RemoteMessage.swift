@@ -27,4 +27,9 @@ public enum ClientEvent: Sendable, Equatable {
     case message(RemoteMessage)
     /// The server dropped stored messages (SEMANTICS D1): ask the app server for a full sync.
     case deletedMessages(count: Int)
+    /// An upstream message reached the server, which keeps it for the app server.
+    case sent(messageID: String)
+    /// An upstream message was not sent (`UpstreamError`'s names: refused, or no app server
+    /// took it within its time to live).
+    case sendError(messageID: String, reason: String)
 }

@@ -155,13 +155,18 @@ public struct QueuedMessage: Sendable, Hashable {
     /// The stanza to store as a "messages deleted" signal should this message overflow
     /// the queue (SEMANTICS D1); not stored itself.
     public var deletionSignalStanza: [UInt8]
+    /// The app server's id for a message sent with `delivery_receipt_requested` on XMPP:
+    /// when the device acknowledges the entry, a receipt naming it is kept for the app
+    /// server (`UpstreamMessage.receipt`). Empty for none.
+    public var receiptID: String
 
     public init(
         sequence: Int64 = 0, androidID: UInt64, token: String, persistentID: String, messageID: String,
         projectID: String, stanza: [UInt8], createdAt: Timestamp, expiresAt: Timestamp, collapseKey: String? = nil,
         isHighPriority: Bool = false, appID: String = "", analyticsLabel: String = "", deletedCount: Int = 0,
-        deletionSignalStanza: [UInt8] = []
+        deletionSignalStanza: [UInt8] = [], receiptID: String = ""
     ) {
+        self.receiptID = receiptID
         self.sequence = sequence
         self.androidID = androidID
         self.token = token

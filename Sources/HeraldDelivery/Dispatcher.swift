@@ -53,7 +53,11 @@ public final class Dispatcher: Sendable {
     /// Accepts one send and answers the new message id (SEMANTICS L1: accepted, not
     /// delivered). A dry run runs every check, including the registration look-up, and
     /// stores nothing.
-    public func send(_ request: SendRequest, project: Project) async throws -> String {
+    ///
+    /// With a `receiptID` (an XMPP message sent with `delivery_receipt_requested`), the
+    /// device's acknowledgement of a message to one app instance leaves a receipt for the
+    /// project's app servers (`UpstreamStore`); messages to topics and conditions have none.
+    public func send(_ request: SendRequest, project: Project, receiptID: String = "") async throws -> String {
         let message = request.message
         let now = clock.now()
         var registration: Registration?
@@ -131,10 +135,20 @@ public final class Dispatcher: Sendable {
             throw HeraldError.unregistered
         }
         var entry = plan.entry
-        if let immediate = plan.immediate {
+        entry?.receiptID = receiptID
+        if var immediate = plan.immediate {
+            immediate.receiptID = receiptID
             let (handOver, stats) = try await planner.deliverNow([immediate], now: now)
             guard let first = handOver.first else {
                 try await store.record(plan.stats + stats)
+                if !receiptID.isEmpty, stats.contains(where: { $0.counter == .delivered }) {
+                    // Handed to the device's connection with no row to acknowledge: sent now.
+                    try await store.appendUpstream([
+                        UpstreamMessage.receipt(
+                            projectID: project.id, originalMessageID: receiptID, token: registration.token,
+                            category: registration.appID, androidID: registration.androidID, at: now)
+                    ])
+                }
                 return id
             }
             entry = first
@@ -147,7 +161,10 @@ public final class Dispatcher: Sendable {
         let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
         let queue = entry.map { [$0] } ?? []
         let queueLimits = QueueLimits(project.settings)
-        try await registry.store(queue, maximumPending: queueLimits.maximumPending, settle: acknowledgementWait) {
+        // A row whose receipt is wanted is written even when its device acknowledges it at
+        // once: the acknowledgement of the row leaves the receipt in the same transaction.
+        let settle = receiptID.isEmpty ? acknowledgementWait : nil
+        try await registry.store(queue, maximumPending: queueLimits.maximumPending, settle: settle) {
             [store, metrics] queue, acknowledged in
             let enqueued = try await store.appendMessages(
                 [record], queue: queue, limits: queueLimits,

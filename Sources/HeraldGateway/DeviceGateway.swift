@@ -39,13 +39,16 @@ public final class DeviceGateway: Sendable {
     private let stopSignal: AsyncStream<Void>.Continuation
 
     private let collapsibleThrottle: MCSSession.CollapsibleThrottle?
+    /// Where devices' upstream messages go; without it they are refused.
+    private let upstream: UpstreamIntake?
 
     public init(
         configuration: GatewayConfiguration, store: any HeraldStore, devices: DeviceRegistry, clock: any HeraldClock,
         metrics: HeraldMetrics, collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil,
-        cluster: any Cluster = SingleNodeCluster(), logger: Logger
+        cluster: any Cluster = SingleNodeCluster(), upstream: UpstreamIntake? = nil, logger: Logger
     ) throws {
         self.cluster = cluster
+        self.upstream = upstream
         (stopping, stopSignal) = AsyncStream.makeStream(of: Void.self)
         self.collapsibleThrottle = collapsibleThrottle
         self.configuration = configuration
@@ -390,6 +393,17 @@ public final class DeviceGateway: Sendable {
                     }
                     return .done
                 }
+            case .upstream(let request):
+                guard let androidID = session.androidID else { return }
+                guard let intake = gateway.upstream else {
+                    actions.append(
+                        contentsOf: session.upstreamHandled(
+                            request, error: .serviceNotAvailable, now: gateway.clock.now()))
+                    return
+                }
+                wait {
+                    .upstreamHandled(request, error: try await intake.receive(request, androidID: androidID))
+                }
             case .close(let reason):
                 gateway.logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
                 closed = true
@@ -405,6 +419,7 @@ public final class DeviceGateway: Sendable {
         private enum Outcome: Sendable {
             case authenticated(Bool)
             case loaded([QueuedMessage], requested: Int)
+            case upstreamHandled(UpstreamRequest, error: UpstreamError?)
             case done
         }
 
@@ -434,6 +449,8 @@ public final class DeviceGateway: Sendable {
                 actions.append(contentsOf: session.authenticated(accepted, now: now))
             case .success(.loaded(let pending, let limit)):
                 actions.append(contentsOf: session.loaded(pending, requested: limit, now: now))
+            case .success(.upstreamHandled(let request, let error)):
+                actions.append(contentsOf: session.upstreamHandled(request, error: error, now: now))
             case .success(.done):
                 break
             case .failure(let error):

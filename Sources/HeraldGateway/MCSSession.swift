@@ -21,6 +21,8 @@ public struct MCSSession: Sendable {
         case recordReceipt(DeliveryCounter, messageID: String)
         /// Delete one of the device's registrations (SEMANTICS L6).
         case unregister(token: String)
+        /// Keep an upstream message for the app servers; answer with `upstreamHandled`.
+        case upstream(UpstreamRequest)
         /// Close the connection.
         case close(reason: String)
     }
@@ -360,8 +362,13 @@ public struct MCSSession: Sendable {
             return [.close(reason: "closed by the device")]
         case .loginRequest:
             return fail("bad-request", "a second LoginRequest")
+        case .dataMessageStanza:
+            guard let stanza = try? frame.decode(as: McsProto_DataMessageStanza.self) else {
+                return fail("bad-request", "malformed DataMessageStanza")
+            }
+            return [.upstream(MCSFrame.upstreamRequest(stanza))]
         default:
-            // Upstream messages, presence and acks need no answer.
+            // Presence and acks need no answer.
             return []
         }
     }
@@ -435,6 +442,26 @@ public struct MCSSession: Sendable {
         return [
             .loadPending(after: isDozing ? highSentThrough : sentThrough, limit: room, highPriorityOnly: isDozing)
         ]
+    }
+
+    /// An upstream message the device sent was kept, or refused: a stream acknowledgement
+    /// tells the device the server has it (the SDK's "sent"); a refusal comes first as a
+    /// `send_error`, which needs no acknowledgement.
+    public mutating func upstreamHandled(_ request: UpstreamRequest, error: UpstreamError?, now: Timestamp) -> [Action]
+    {
+        guard case .established = phase else { return [] }
+        var actions: [Action] = []
+        if let error {
+            // Before the acknowledgement, so that the device never counts the message sent.
+            let stanza = MCSFrame.sendErrorStanza(
+                messageID: request.messageID, error: error, category: request.category,
+                senderID: request.senderID ?? 0, token: request.token)
+            actions.append(
+                send(
+                    MCSFrame.dataMessage(stored: stanza, persistentID: "", lastStreamIDReceived: inboundCount),
+                    now: now))
+        }
+        return actions + [send(MCSFrame.streamAck(lastStreamIDReceived: inboundCount), now: now)]
     }
 
     private mutating func send(_ tag: MCSTag, _ message: some SwiftProtobuf.Message, now: Timestamp) -> Action {

@@ -18,9 +18,16 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
     private var project: Project?
     private var needsFlush = false
     private var reading = false
+    /// The lease holder name of this connection's upstream messages.
+    private let holder: String
+    /// Whether a lease of upstream messages is under way.
+    private var leasing = false
+    private var joined = false
+    private var poll: RepeatedTask?
 
     init(gateway: XMPPGateway) {
         self.gateway = gateway
+        holder = gateway.holderPrefix + SecureRandom.hex(bytes: 8)
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -34,8 +41,11 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        if let connectionID { gateway.unregister(connectionID) }
+        if let connectionID { gateway.unregister(connectionID, projectID: project?.id) }
         connectionID = nil
+        poll?.cancel()
+        poll = nil
+        if joined { releaseLeases() }
         if let project { gateway.limits.release(projectID: project.id) }
         project = nil
         self.context = nil
@@ -77,8 +87,55 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
         flush()
     }
 
+    /// Leases as many upstream messages and receipts as the session has room for and sends
+    /// them; again at once while whole pages come back.
+    func pullUpstream() {
+        guard !leasing, let context, let project, case let room = session.upstreamRoom, room > 0 else { return }
+        leasing = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        let (gateway, holder) = (gateway, holder)
+        gateway.work.submit {
+            let now = gateway.clock.now()
+            let leased =
+                (try? await gateway.upstream.leaseUpstream(
+                    projectID: project.id, holder: holder, now: now,
+                    until: now.adding(seconds: gateway.configuration.upstreamLeaseSeconds), limit: room)) ?? []
+            handler.eventLoop.execute { handler.value.leased(leased, requested: room) }
+        }
+    }
+
+    private func leased(_ messages: [UpstreamMessage], requested: Int) {
+        leasing = false
+        guard context != nil else {
+            if !messages.isEmpty { releaseLeases() }
+            return
+        }
+        perform(session.offer(messages))
+        if !messages.isEmpty { gateway.metrics.increment("herald_xmpp_upstream_sent_total", by: messages.count) }
+        if messages.count == requested { pullUpstream() }
+    }
+
+    private func releaseLeases() {
+        let (upstream, holder) = (gateway.upstream, holder)
+        gateway.work.submit { try? await upstream.releaseUpstream(holderPrefix: holder) }
+    }
+
+    /// The session is established: it takes upstream messages, announced or polled for.
+    private func join(_ context: ChannelHandlerContext) {
+        guard !joined, session.phase == .established, let connectionID, let project else { return }
+        joined = true
+        let handler = NIOLoopBound(self, eventLoop: context.eventLoop)
+        gateway.joined(connectionID, projectID: project.id, handler: handler)
+        let interval = TimeAmount.milliseconds(gateway.configuration.upstreamPollMilliseconds)
+        poll = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
+            handler.value.pullUpstream()
+        }
+        pullUpstream()
+    }
+
     private func perform(_ actions: [XMPPSession.Action]) {
         guard let context else { return }
+        defer { join(context) }
         for action in actions {
             switch action {
             case .write(let text):
@@ -100,6 +157,17 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
                 gateway.work.submit {
                     let error = await gateway.accept(message, project: project)
                     handler.eventLoop.execute { handler.value.answered(message, error: error) }
+                }
+            case .acknowledgeUpstream(let messageID, let token):
+                guard let project else { continue }
+                let upstream = gateway.upstream
+                gateway.work.submit {
+                    _ = try? await upstream.acknowledgeUpstream(
+                        projectID: project.id, messageID: messageID, token: token)
+                }
+                // Room was made: the next messages go now.
+                context.eventLoop.execute { [handler = NIOLoopBound(self, eventLoop: context.eventLoop)] in
+                    handler.value.pullUpstream()
                 }
             case .close:
                 flush()

@@ -1,5 +1,6 @@
 public import HeraldCore
 public import HeraldDelivery
+public import HeraldStorage
 public import HeraldTelemetry
 import HeraldXMPP
 public import Logging
@@ -20,6 +21,12 @@ public final class XMPPGateway: Sendable {
         public var authenticationTimeoutSeconds = 30
         /// How long a draining connection may take to receive its last answers.
         public var drainSeconds = 10
+        /// How long a connection holds the upstream messages it sent before, unacknowledged,
+        /// they go to any connection again.
+        public var upstreamLeaseSeconds: Int64 = 30
+        /// How often a connection with room looks for upstream messages kept by other nodes
+        /// (those kept here are announced at once).
+        public var upstreamPollMilliseconds: Int64 = 250
 
         public init() {}
 
@@ -34,6 +41,10 @@ public final class XMPPGateway: Sendable {
     let dispatcher: Dispatcher
     let quotas: Quotas
     let authenticate: Authenticate
+    /// Where upstream messages and receipts wait for app servers.
+    let upstream: any UpstreamStore
+    /// The start of the lease holder names of this node's connections.
+    let holderPrefix: String
     let limits = XMPPConnectionLimits()
     let clock: any HeraldClock
     let metrics: HeraldMetrics
@@ -41,14 +52,19 @@ public final class XMPPGateway: Sendable {
     let work = WorkQueue()
     private let listeners: Mutex<[any Channel]> = Mutex([])
     private let connections: Mutex<[UInt64: NIOLoopBound<XMPPConnectionHandler>]> = Mutex([:])
+    /// The established connections of each project, which upstream arrivals wake.
+    private let established: Mutex<[String: [UInt64: NIOLoopBound<XMPPConnectionHandler>]]> = Mutex([:])
     private let nextConnection = Atomic<UInt64>(0)
     private let (stopping, stopSignal) = AsyncStream.makeStream(of: Void.self)
 
     public init(
         configuration: Configuration, tls: NIOSSLContext?, dispatcher: Dispatcher, quotas: Quotas,
-        clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger, authenticate: @escaping Authenticate
+        upstream: any UpstreamStore, nodeID: String, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
+        authenticate: @escaping Authenticate
     ) {
         self.configuration = configuration
+        self.upstream = upstream
+        self.holderPrefix = nodeID + "/"
         self.tls = tls
         self.dispatcher = dispatcher
         self.quotas = quotas
@@ -61,6 +77,8 @@ public final class XMPPGateway: Sendable {
     /// Listens until `stop()`, then waits for the draining connections (at most
     /// `drainSeconds`) and for the work they handed over.
     public func run(onListening: @escaping @Sendable ([Int]) async -> Void = { _ in }) async throws {
+        // Leases this node's connections held before a restart end now, not when they run out.
+        try await upstream.releaseUpstream(holderPrefix: holderPrefix)
         var bound: [any Channel] = []
         for port in configuration.tlsPorts { bound.append(try await bind(port: port, tls: tls)) }
         for port in configuration.plaintextPorts { bound.append(try await bind(port: port, tls: nil)) }
@@ -114,8 +132,26 @@ public final class XMPPGateway: Sendable {
         return id
     }
 
-    func unregister(_ id: UInt64) {
+    func unregister(_ id: UInt64, projectID: String?) {
         _ = connections.withLock { $0.removeValue(forKey: id) }
+        if let projectID {
+            established.withLock { established in
+                established[projectID]?[id] = nil
+                if established[projectID]?.isEmpty == true { established[projectID] = nil }
+            }
+        }
+    }
+
+    /// A connection of `projectID` is established: upstream arrivals wake it from now on.
+    func joined(_ id: UInt64, projectID: String, handler: NIOLoopBound<XMPPConnectionHandler>) {
+        established.withLock { $0[projectID, default: [:]][id] = handler }
+    }
+
+    /// Upstream messages of `projectID` were kept on this node: its connections here look for them.
+    public func wake(projectID: String) {
+        for handler in established.withLock({ Array(($0[projectID] ?? [:]).values) }) {
+            handler.eventLoop.execute { handler.value.pullUpstream() }
+        }
     }
 
     /// Checks an app server's credentials and its project's connection limits (SEMANTICS T5).
@@ -143,7 +179,8 @@ public final class XMPPGateway: Sendable {
         do {
             let v1 = try message.request.message(to: message.target, limits: project.settings.message)
             _ = try await dispatcher.send(
-                SendRequest(message: v1, validateOnly: message.request.dryRun), project: project)
+                SendRequest(message: v1, validateOnly: message.request.dryRun), project: project,
+                receiptID: message.receiptRequested ? message.messageID : "")
             metrics.increment("herald_xmpp_messages_total", [("project", project.id)])
             return nil
         } catch let error as HeraldError {

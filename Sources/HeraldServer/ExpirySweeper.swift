@@ -1,24 +1,26 @@
 public import HeraldCore
+public import HeraldDelivery
 public import HeraldStorage
 public import Logging
 public import ServiceLifecycle
 
 /// Deletes queued messages whose time to live has passed, counting them expired
-/// (SEMANTICS D5). Expired messages are never delivered even before the sweep: queue
-/// reads leave them out.
+/// (SEMANTICS D5), and upstream messages no app server took in time, telling their devices.
+/// Expired messages are never delivered even before the sweep: queue reads leave them out.
 public struct ExpirySweeper: Service {
     let store: any QueueStore & RegistrationStore
+    let upstream: UpstreamIntake?
     let clock: any HeraldClock
     let intervalSeconds: Int
     let abandonedAfterSeconds: Int64
     let logger: Logger
 
     public init(
-        store: any QueueStore & RegistrationStore, clock: any HeraldClock, intervalSeconds: Int,
-        abandonedAfterSeconds: Int64 = 86_400,
-        logger: Logger
+        store: any QueueStore & RegistrationStore, upstream: UpstreamIntake? = nil, clock: any HeraldClock,
+        intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400, logger: Logger
     ) {
         self.store = store
+        self.upstream = upstream
         self.clock = clock
         self.intervalSeconds = intervalSeconds
         self.abandonedAfterSeconds = abandonedAfterSeconds
@@ -32,8 +34,10 @@ public struct ExpirySweeper: Service {
         while true {
             let deleted = try await store.deleteExpired(now: clock.now(), limit: 1000)
             total += deleted
-            if deleted < 1000 { return total }
+            if deleted < 1000 { break }
         }
+        while let upstream, try await upstream.expire(limit: 1000) == 1000 {}
+        return total
     }
 
     /// Removes devices that checked in `abandonedAfterSeconds` ago or earlier and never

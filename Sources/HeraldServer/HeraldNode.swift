@@ -28,6 +28,8 @@ public struct HeraldNode: Sendable {
     public let gateway: DeviceGateway
     /// The XMPP connection server, when configured.
     public let xmpp: XMPPGateway?
+    /// Where devices' upstream messages go.
+    public let upstream: UpstreamIntake
     /// Expands topic, condition and device-group sends.
     public let fanouts: FanoutEngine
     public let environment: HTTPEnvironment
@@ -67,13 +69,15 @@ public struct HeraldNode: Sendable {
         let directory = directory
         let quotas = Quotas(metrics: metrics)
         self.quotas = quotas
+        let upstream = UpstreamIntake(store: store, registry: devices, clock: clock, metrics: metrics, logger: logger)
+        self.upstream = upstream
         gateway = try DeviceGateway(
             configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,
             metrics: metrics,
             collapsibleThrottle: { message, now in
                 guard let project = directory.project(named: message.projectID) else { return nil }
                 return quotas.takeCollapsible(token: message.token, settings: project.settings, now: now)
-            }, cluster: cluster, logger: logger)
+            }, cluster: cluster, upstream: upstream, logger: logger)
         fanouts = FanoutEngine(
             store: store, clock: clock, metrics: metrics, registry: devices,
             projects: { directory.project(named: $0) }, logger: logger, cluster: cluster)
@@ -84,9 +88,10 @@ public struct HeraldNode: Sendable {
             configuration.xmpp.isEnabled
             ? XMPPGateway(
                 configuration: configuration.xmpp, tls: gateway.tls, dispatcher: dispatcher, quotas: quotas,
-                clock: clock, metrics: metrics, logger: logger,
+                upstream: store, nodeID: cluster.nodeID, clock: clock, metrics: metrics, logger: logger,
                 authenticate: { _, serverKey in await directory.find { $0.project(serverKey: serverKey) } })
             : nil
+        if let xmpp { upstream.onArrival { projectID in xmpp.wake(projectID: projectID) } }
         environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(rotation: secret),
             dispatcher: dispatcher,
@@ -166,7 +171,7 @@ public struct HeraldNode: Sendable {
         services += maintenance
         services += [
             ExpirySweeper(
-                store: store, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
+                store: store, upstream: upstream, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
                 abandonedAfterSeconds: configuration.abandonedCheckinSeconds, logger: logger),
             CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },

@@ -3,7 +3,9 @@ public import HeraldCore
 /// Everything Herald keeps, as the union of its roles. Each part of Herald asks for the
 /// role it needs; a backend (in memory, SQLite, PostgreSQL) implements them all and passes
 /// one conformance suite.
-public protocol HeraldStore: CredentialStore, RegistrationStore, QueueStore, TopicStore, FanoutStore, StatsStore {}
+public protocol HeraldStore:
+    CredentialStore, RegistrationStore, QueueStore, TopicStore, FanoutStore, StatsStore, UpstreamStore
+{}
 
 extension QueueStore {
     /// Stores accepted messages with no device-queue entries.

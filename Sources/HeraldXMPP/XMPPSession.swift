@@ -25,6 +25,8 @@ public struct XMPPSession: Sendable {
         case restartStream
         /// Accepts a downstream message; the outcome goes to `answered(_:error:)`.
         case send(XMPPDownstream)
+        /// The app server acknowledged an upstream message or a receipt: it is deleted.
+        case acknowledgeUpstream(messageID: String, token: String?)
         case close
     }
 
@@ -56,6 +58,8 @@ public struct XMPPSession: Sendable {
     public private(set) var senderID: Int64?
     /// The message ids of downstream messages waiting for their answer.
     private var pending: Set<String> = []
+    /// The message ids of upstream messages and receipts sent and not yet acknowledged.
+    private var upstreamPending: Set<String> = []
     private var authenticationAttempts = 0
     private let streamID: String
 
@@ -64,6 +68,23 @@ public struct XMPPSession: Sendable {
     }
 
     public var pendingCount: Int { pending.count }
+
+    /// How many more upstream messages and receipts the connection takes now: at most
+    /// `maximumPending` wait for the app server's acknowledgement, and only an established
+    /// connection (not a draining one) takes any.
+    public var upstreamRoom: Int {
+        phase == .established ? max(0, Self.maximumPending - upstreamPending.count) : 0
+    }
+
+    /// Sends upstream messages and receipts leased for this connection. One sent before and
+    /// not acknowledged (its lease ran out) is sent again.
+    public mutating func offer(_ messages: [UpstreamMessage]) -> [Action] {
+        guard phase == .established else { return [] }
+        return messages.map { message in
+            upstreamPending.insert(message.messageID)
+            return .write(Self.gcm(message.appServerJSON))
+        }
+    }
 
     public mutating func received(_ event: XMPPStreamParser.Event) -> [Action] {
         switch (event, phase) {
@@ -227,9 +248,17 @@ public struct XMPPSession: Sendable {
         else { return [stanzaError(stanza, "The message needs a gcm element holding JSON with a message_id.")] }
         let recipient = json["to"]?.stringValue ?? json["condition"]?.stringValue ?? ""
         if let type = json["message_type"]?.stringValue {
-            // Acknowledgements of upstream messages and receipts: none is sent yet.
-            return type == "ack" || type == "nack"
-                ? [] : [nack(messageID, recipient: recipient, code: "INVALID_JSON", "Unknown message_type \(type).")]
+            switch type {
+            case "ack":
+                upstreamPending.remove(messageID)
+                return [.acknowledgeUpstream(messageID: messageID, token: json["to"]?.stringValue)]
+            case "nack":
+                // Refused by the app server: sent again once its lease runs out.
+                upstreamPending.remove(messageID)
+                return []
+            default:
+                return [nack(messageID, recipient: recipient, code: "INVALID_JSON", "Unknown message_type \(type).")]
+            }
         }
         guard phase == .established else {
             return [

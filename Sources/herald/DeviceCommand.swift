@@ -12,8 +12,10 @@ struct DeviceCommand: AsyncParsableCommand {
         discussion: """
             Output lines: `token: T`, then one JSON object per message handed to the app, `tray: {...}` for a
             notification shown while the app is in the background, and `deleted: N` when the server dropped
-            stored messages. Commands on standard input, one a line: doze, wake, background, foreground,
-            open MESSAGE-ID (tap a tray notification), uninstall, quit.
+            stored messages; `sent: ID` when the server has an upstream message, `send-error: ID REASON` when
+            one was not sent. Commands on standard input, one a line: doze, wake, background, foreground,
+            open MESSAGE-ID (tap a tray notification), upstream ID [ttl:SECONDS] KEY=VALUE... (send a message to
+            the app server), uninstall, quit.
             """)
 
     @Option(help: "Herald's HTTP base URL.") var server = "http://127.0.0.1:8080"
@@ -78,6 +80,23 @@ struct DeviceCommand: AsyncParsableCommand {
                     case "wake": await client.setDozing(false)
                     case "background": await client.setAppState(.background)
                     case "foreground": await client.setAppState(.foreground)
+                    case "upstream" where words.count >= 2:
+                        var data: [String: String] = [:]
+                        var ttl: Int64?
+                        for word in words.dropFirst(2) {
+                            if word.hasPrefix("ttl:"), let seconds = Int64(word.dropFirst(4)) {
+                                ttl = seconds
+                            } else if let equals = word.firstIndex(of: "=") {
+                                data[String(word[..<equals])] = String(word[word.index(after: equals)...])
+                            } else {
+                                emit("error: not KEY=VALUE: \(word)")
+                            }
+                        }
+                        do {
+                            try await client.sendUpstream(messageID: words[1], data: data, ttlSeconds: ttl)
+                        } catch {
+                            emit("error: \(error)")
+                        }
                     case "open" where words.count == 2:
                         if !(await client.open(messageID: words[1])) { emit("error: no tray notification \(words[1])") }
                     case "uninstall":
@@ -103,6 +122,10 @@ struct DeviceCommand: AsyncParsableCommand {
         switch event {
         case .deletedMessages(let count):
             return "deleted: \(count)"
+        case .sent(let messageID):
+            return "sent: \(messageID)"
+        case .sendError(let messageID, let reason):
+            return "send-error: \(messageID) \(reason)"
         case .message(let message):
             var members: [(key: String, value: JSONValue)] = [
                 (key: "id", value: .string(message.messageID)), (key: "from", value: .string(message.from)),

@@ -347,4 +347,35 @@ import Testing
         _ = session.received(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze"), now: start)
         #expect(session.offered(offer(1), maximumPending: 100, now: start).isEmpty)
     }
+
+    /// Upstream messages: a device's DataMessageStanza is handed over to be kept; once kept,
+    /// a stream acknowledgement counting it tells the device it was sent; a refusal comes
+    /// first, as a `send_error` with no persistent id.
+    @Test func anUpstreamMessageIsAcknowledgedOnceKeptAndARefusalIsASendError() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        _ = session.loaded([], requested: 2, now: start)
+        _ = session.received(try MCSFrame(.heartbeatPing, McsProto_HeartbeatPing()), now: start)
+        let request = UpstreamRequest(
+            messageID: "up-1", to: "123@fcm.googleapis.com", category: "com.example", token: "tok", ttlSeconds: 60,
+            data: ["k": "v"])
+        let actions = session.received(MCSFrame.upstream(request), now: start)
+        #expect(actions == [.upstream(request)])
+        let kept = sentFrames(session.upstreamHandled(request, error: nil, now: start))
+        #expect(kept.count == 1 && kept[0].tag == .iqStanza)
+        let ack = try kept[0].decode(as: McsProto_IqStanza.self)
+        #expect(ack.extension.id == MCSFrame.streamAckExtension && ack.lastStreamIDReceived == 2)
+        let refused = sentFrames(session.upstreamHandled(request, error: .tooManyMessages, now: start))
+        #expect(refused.map(\.tag) == [.dataMessageStanza, .iqStanza])
+        let error = try refused[0].decode(as: McsProto_DataMessageStanza.self)
+        #expect(error.persistentID.isEmpty && error.category == "com.example" && error.from == "123@fcm.googleapis.com")
+        #expect(
+            error.appData.map { "\($0.key)=\($0.value)" } == [
+                "message_type=send_error", "google.message_id=up-1", "error=TooManyMessages",
+            ])
+        #expect(
+            session.received(MCSFrame(tag: .dataMessageStanza, payload: [0xFF, 0xFF]), now: start).contains {
+                if case .close = $0 { true } else { false }
+            })
+    }
 }

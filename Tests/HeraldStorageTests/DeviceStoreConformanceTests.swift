@@ -16,13 +16,18 @@ func queued(_ id: String, device: UInt64 = 42, expires: Int64 = 10_000) -> Queue
         createdAt: Timestamp(seconds: 100), expiresAt: Timestamp(seconds: expires))
 }
 
+/// A store with the sample project and device 42.
+func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
+    let store = try await backend.makeStore()
+    try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+    try await store.createDevice(Device(androidID: 42, securityToken: .max, createdAt: Timestamp(seconds: 1)))
+    return store
+}
+
 /// Conformance for devices, registrations, installations and device queues.
 @Suite struct DeviceStoreConformanceTests {
     func prepared(_ backend: Backend) async throws -> any HeraldStore {
-        let store = try await backend.makeStore()
-        try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
-        try await store.createDevice(Device(androidID: 42, securityToken: .max, createdAt: Timestamp(seconds: 1)))
-        return store
+        try await storeWithDevice(backend)
     }
 
     @Test(arguments: Backend.allCases)

@@ -241,4 +241,46 @@ import Testing
         let closing = session.received(.streamClosed)
         #expect(closing == [.write("</stream:stream>"), .close])
     }
+
+    private func upstream(_ id: String) -> UpstreamMessage {
+        UpstreamMessage(
+            projectID: "p", kind: .message, messageID: id, token: Self.token, category: "com.example",
+            androidID: 7, data: [(key: "k", value: "v")], createdAt: Timestamp(seconds: 1),
+            expiresAt: Timestamp(seconds: 86_401))
+    }
+
+    /// Upstream messages and receipts: at most 100 wait for the app server's ack; an ack (on
+    /// any connection) deletes one; a nack leaves it for its lease to end.
+    @Test func upstreamMessagesAreSentWithinTheWindowAndAcknowledgedByTheAppServer() throws {
+        var session = try established()
+        #expect(session.upstreamRoom == 100)
+        let sent = session.offer((1...100).map { upstream("u\($0)") })
+        let first = try #require(try payloads(sent).first)
+        #expect(first["category"]?.stringValue == "com.example" && first["from"]?.stringValue == Self.token)
+        #expect(first["message_id"]?.stringValue == "u1" && first["data"]?["k"]?.stringValue == "v")
+        #expect(try payloads(sent).count == 100)
+        #expect(session.upstreamRoom == 0)
+        let acked = session.received(try message(#"{"to":"\#(Self.token)","message_id":"u1","message_type":"ack"}"#))
+        #expect(acked == [.acknowledgeUpstream(messageID: "u1", token: Self.token)])
+        #expect(session.received(try message(#"{"message_id":"u2","message_type":"nack"}"#)).isEmpty)
+        #expect(session.upstreamRoom == 2)
+        // An ack of what another connection was sent deletes it too.
+        #expect(
+            session.received(try message(#"{"message_id":"dr2:x","message_type":"ack"}"#))
+                == [.acknowledgeUpstream(messageID: "dr2:x", token: nil)])
+        let receipt = UpstreamMessage.receipt(
+            projectID: "p", originalMessageID: "m-9", token: Self.token, category: "com.example", androidID: 7,
+            at: Timestamp(milliseconds: 1_700_000_000_123))
+        let written = try #require(try payloads(session.offer([receipt])).first)
+        #expect(written["message_type"]?.stringValue == "receipt" && written["message_id"]?.stringValue == "dr2:m-9")
+        #expect(written["from"]?.stringValue == "gcm.googleapis.com")
+        #expect(written["data"]?["message_status"]?.stringValue == "MESSAGE_SENT_TO_DEVICE")
+        #expect(written["data"]?["original_message_id"]?.stringValue == "m-9")
+        #expect(written["data"]?["device_registration_id"]?.stringValue == Self.token)
+        #expect(written["data"]?["message_sent_timestamp"]?.stringValue == "1700000000123")
+        // A draining connection takes none.
+        _ = session.drain()
+        #expect(session.upstreamRoom == 0)
+        #expect(session.offer([upstream("late")]).isEmpty)
+    }
 }

@@ -18,6 +18,9 @@ public actor InMemoryStore: HeraldStore {
     private var topicSubscriptions: [String: [String: TopicSubscription]] = [:]
     private var fanouts: [String: FanoutJob] = [:]
     private var deviceGroups: [String: DeviceGroup] = [:]
+    /// Messages for app servers, with their lease holder and end.
+    private var upstream: [(message: UpstreamMessage, holder: String, leasedUntil: Timestamp)] = []
+    private var lastUpstreamSequence: Int64 = 0
 
     public init() {}
 
@@ -56,6 +59,7 @@ public actor InMemoryStore: HeraldStore {
         deviceGroups = deviceGroups.filter { $0.value.projectID != id }
         installations = installations.filter { $0.value.projectID != id }
         queue.removeAll { $0.projectID == id }
+        upstream.removeAll { $0.message.projectID == id }
         revision += 1
         return true
     }
@@ -219,6 +223,13 @@ public actor InMemoryStore: HeraldStore {
         let removed = queue.filter { $0.androidID == androidID && ids.contains($0.persistentID) }
         queue.removeAll { $0.androidID == androidID && ids.contains($0.persistentID) }
         record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) })
+        let now = SystemClock().now()
+        appendUpstream(
+            removed.filter { !$0.receiptID.isEmpty }.map {
+                UpstreamMessage.receipt(
+                    projectID: $0.projectID, originalMessageID: $0.receiptID, token: $0.token, category: $0.appID,
+                    androidID: $0.androidID, at: now)
+            })
         return removed.count
     }
 
@@ -380,5 +391,68 @@ public actor InMemoryStore: HeraldStore {
 
     private static func creationOrder(_ a: ServiceAccountKey, _ b: ServiceAccountKey) -> Bool {
         (a.createdAt, a.id) < (b.createdAt, b.id)
+    }
+
+    // MARK: Upstream
+
+    @discardableResult
+    public func appendUpstream(_ messages: [UpstreamMessage]) -> Int {
+        var added = 0
+        for var message in messages {
+            guard
+                !upstream.contains(where: {
+                    $0.message.projectID == message.projectID && $0.message.kind == message.kind
+                        && $0.message.token == message.token && $0.message.messageID == message.messageID
+                })
+            else { continue }
+            lastUpstreamSequence += 1
+            message.sequence = lastUpstreamSequence
+            upstream.append((message, "", Timestamp(milliseconds: 0)))
+            added += 1
+        }
+        return added
+    }
+
+    public func leaseUpstream(projectID: String, holder: String, now: Timestamp, until: Timestamp, limit: Int)
+        -> [UpstreamMessage]
+    {
+        var leased: [UpstreamMessage] = []
+        for index in upstream.indices where leased.count < limit {
+            let entry = upstream[index]
+            guard entry.message.projectID == projectID, entry.leasedUntil <= now, entry.message.expiresAt > now
+            else { continue }
+            upstream[index].holder = holder
+            upstream[index].leasedUntil = until
+            leased.append(entry.message)
+        }
+        return leased
+    }
+
+    public func releaseUpstream(holderPrefix: String) {
+        for index in upstream.indices where upstream[index].holder.hasPrefix(holderPrefix) {
+            upstream[index].holder = ""
+            upstream[index].leasedUntil = Timestamp(milliseconds: 0)
+        }
+    }
+
+    @discardableResult
+    public func acknowledgeUpstream(projectID: String, messageID: String, token: String?) -> Bool {
+        let before = upstream.count
+        upstream.removeAll {
+            $0.message.projectID == projectID && $0.message.messageID == messageID
+                && (token == nil || $0.message.kind == .receipt || $0.message.token == token)
+        }
+        return upstream.count < before
+    }
+
+    public func deleteExpiredUpstream(now: Timestamp, limit: Int) -> [UpstreamMessage] {
+        let expired = upstream.filter { $0.message.expiresAt <= now }.prefix(limit).map(\.message)
+        let sequences = Set(expired.map(\.sequence))
+        upstream.removeAll { sequences.contains($0.message.sequence) }
+        return expired
+    }
+
+    public func upstreamCount(projectID: String) -> Int {
+        upstream.count { $0.message.projectID == projectID }
     }
 }

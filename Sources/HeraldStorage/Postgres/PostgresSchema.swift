@@ -209,6 +209,33 @@ extension PostgresStore {
                 """,
             ]
         ),
+        (
+            // Upstream messages and delivery receipts for app servers (`UpstreamStore`); a
+            // queue row of a message sent with a receipt requested names the app server's id.
+            "v8-upstream",
+            [
+                "ALTER TABLE device_queue ADD COLUMN receipt_id TEXT NOT NULL DEFAULT ''",
+                """
+                CREATE TABLE upstream_messages (
+                    sequence BIGSERIAL PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    category TEXT NOT NULL,
+                    android_id BIGINT NOT NULL,
+                    data TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    holder TEXT NOT NULL DEFAULT '',
+                    leased_until BIGINT NOT NULL DEFAULT 0,
+                    UNIQUE (project_id, message_id, kind, token))
+                """,
+                "CREATE INDEX upstream_messages_project ON upstream_messages(project_id, sequence)",
+                "CREATE INDEX upstream_messages_expiry ON upstream_messages(expires_at)",
+                "CREATE INDEX upstream_messages_holder ON upstream_messages(holder) WHERE holder <> ''",
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -105,10 +105,10 @@ extension PostgresStore {
     static func insertion(of entries: [QueuedMessage], _ binds: inout PostgresBindings) -> String {
         """
         INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
-            created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count)
+            created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count, receipt_id)
         SELECT android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
             CASE WHEN has_collapse_key THEN collapse_key END, is_high_priority, app_id, analytics_label,
-            deleted_count
+            deleted_count, receipt_id
         FROM UNNEST(\(binds.place(entries.map { Int64(bitPattern: $0.androidID) }))::bigint[],
             \(binds.place(entries.map(\.token)))::text[], \(binds.place(entries.map(\.persistentID)))::text[],
             \(binds.place(entries.map(\.messageID)))::text[], \(binds.place(entries.map(\.projectID)))::text[],
@@ -119,10 +119,11 @@ extension PostgresStore {
             \(binds.place(entries.map { $0.collapseKey != nil }))::bool[],
             \(binds.place(entries.map(\.isHighPriority)))::bool[], \(binds.place(entries.map(\.appID)))::text[],
             \(binds.place(entries.map(\.analyticsLabel)))::text[],
-            \(binds.place(entries.map { Int64($0.deletedCount) }))::bigint[])
+            \(binds.place(entries.map { Int64($0.deletedCount) }))::bigint[],
+            \(binds.place(entries.map(\.receiptID)))::text[])
             WITH ORDINALITY AS rows(android_id, token, persistent_id, message_id, project_id, stanza, created_at,
                 expires_at, collapse_key, has_collapse_key, is_high_priority, app_id, analytics_label,
-                deleted_count, position)
+                deleted_count, receipt_id, position)
         ORDER BY position
         """
     }
@@ -170,12 +171,24 @@ extension PostgresStore {
         }
         guard !ids.isEmpty else { return 0 }
         return try await transaction { connection in
+            // A row of a message sent with a receipt requested leaves its receipt (`UpstreamStore`).
             let removed = try await self.rows(
                 """
-                DELETE FROM device_queue AS queue
-                USING UNNEST(\(devices)::bigint[], \(ids)::text[]) AS acknowledged(android_id, persistent_id)
-                WHERE queue.android_id = acknowledged.android_id AND queue.persistent_id = acknowledged.persistent_id
-                RETURNING \(unescaped: SQLiteStore.qualified(Self.queueColumns, by: "queue"))
+                WITH removed AS (
+                    DELETE FROM device_queue AS queue
+                    USING UNNEST(\(devices)::bigint[], \(ids)::text[]) AS acknowledged(android_id, persistent_id)
+                    WHERE queue.android_id = acknowledged.android_id
+                        AND queue.persistent_id = acknowledged.persistent_id
+                    RETURNING queue.*),
+                receipts AS (
+                    INSERT INTO upstream_messages
+                        (project_id, kind, message_id, token, category, android_id, data, created_at, expires_at)
+                    SELECT project_id, 'receipt', \(UpstreamMessage.receiptPrefix)::text || receipt_id, token, app_id,
+                        android_id, '', now_ms, now_ms + \(UpstreamMessage.receiptLifetimeSeconds * 1000)
+                    FROM removed, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms) AS clock
+                    WHERE receipt_id <> ''
+                    ON CONFLICT DO NOTHING)
+                SELECT \(unescaped: Self.queueColumns) FROM removed
                 """, on: connection
             ).map(Self.queued)
             try await self.record(

@@ -61,15 +61,19 @@ extension SQLiteStore {
         return (plan.enqueued(sequences: sequences), plan.stats)
     }
 
+    /// Deletes the queue rows matching `condition`; answers how many, the statistics keys of
+    /// the messages among them, and the receipts the rows of messages sent with a receipt
+    /// requested call for, should their deletion be an acknowledgement.
     static func deleteQueued(where condition: String, _ arguments: StatementArguments, _ db: Database)
-        throws -> (count: Int, messages: [DeliveryStatKey])
+        throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage])
     {
         var count = 0
         var messages: [DeliveryStatKey] = []
+        var receipts: [UpstreamMessage] = []
         try db.forEachCached(
             sql: """
                 DELETE FROM device_queue WHERE \(condition)
-                RETURNING project_id, created_at, app_id, analytics_label, deleted_count
+                RETURNING project_id, created_at, app_id, analytics_label, deleted_count, receipt_id, token, android_id
                 """,
             arguments: arguments
         ) { row in
@@ -80,8 +84,14 @@ extension SQLiteStore {
                         projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)), appID: row.text(2),
                         label: row.text(3)))
             }
+            if !row.text(5, equals: "") {
+                receipts.append(
+                    UpstreamMessage.receipt(
+                        projectID: row.text(0), originalMessageID: row.text(5), token: row.text(6),
+                        category: row.text(2), androidID: UInt64(bitPattern: row.int64(7)), at: SystemClock().now()))
+            }
         }
-        return (count, messages)
+        return (count, messages, receipts)
     }
 
     /// name), `stanza` standing for the row's stanza.
@@ -191,15 +201,18 @@ extension SQLiteStore {
         return try await write { db in
             var removed = 0
             var delivered: [DeliveryStat] = []
+            var receipts: [UpstreamMessage] = []
             for (androidID, ids) in batch {
                 for id in ids {
                     let gone = try Self.deleteQueued(
                         where: "android_id = ? AND persistent_id = ?", [Int64(bitPattern: androidID), id], db)
                     removed += gone.count
                     delivered += gone.messages.map { DeliveryStat($0, .delivered) }
+                    receipts += gone.receipts
                 }
             }
             try Self.record(delivered, db)
+            if !receipts.isEmpty { _ = try Self.insertUpstream(receipts, db) }
             return removed
         }
     }

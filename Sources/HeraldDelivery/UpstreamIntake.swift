@@ -1,0 +1,121 @@
+public import HeraldCore
+import HeraldProtocol
+public import HeraldStorage
+public import HeraldTelemetry
+public import Logging
+import Synchronization
+
+/// Takes devices' upstream messages for their app servers: checks each against the
+/// sending device's registration, the 4 KB limit and SEMANTICS T5, keeps it durably
+/// (`UpstreamStore`) and tells this node's XMPP connections of the project. Past their time
+/// to live, kept messages are dropped and their devices get a `send_error`.
+public final class UpstreamIntake: Sendable {
+    /// Hears the project of every message kept here (this node's XMPP connections).
+    public typealias Arrival = @Sendable (_ projectID: String) -> Void
+
+    private let store: any HeraldStore
+    private let registry: DeviceRegistry
+    private let clock: any HeraldClock
+    private let metrics: HeraldMetrics
+    private let limits: UpstreamLimits
+    private let logger: Logger
+    private let arrival = Mutex<Arrival?>(nil)
+
+    public init(
+        store: any HeraldStore, registry: DeviceRegistry, clock: any HeraldClock, metrics: HeraldMetrics,
+        limits: UpstreamLimits = UpstreamLimits(), logger: Logger
+    ) {
+        self.store = store
+        self.registry = registry
+        self.clock = clock
+        self.metrics = metrics
+        self.limits = limits
+        self.logger = logger
+    }
+
+    /// Sets who hears of messages kept here.
+    public func onArrival(_ handler: @escaping Arrival) {
+        arrival.withLock { $0 = handler }
+    }
+
+    /// Keeps a message from the device `androidID`; nil once it is durable, otherwise why
+    /// it was refused. A message the device sent before (same id) is not kept twice.
+    public func receive(_ request: UpstreamRequest, androidID: UInt64) async throws -> UpstreamError? {
+        guard !request.messageID.isEmpty, let senderID = request.senderID else { return .invalidParameters }
+        guard let registration = try await registration(for: request, androidID: androidID, senderID: senderID),
+            let projectID = registration.projectID, let project = try await store.project(id: projectID),
+            project.number == senderID
+        else { return .invalidParameters }
+        guard request.dataBytes <= UpstreamMessage.maximumDataBytes else { return .messageTooBig }
+        let now = clock.now()
+        guard limits.admit(project, androidID: androidID, now: now) else {
+            metrics.increment("herald_quota_rejections_total", [("quota", "upstream")])
+            return .tooManyMessages
+        }
+        // A TTL of 0 means now or never: it gets a second to reach an app server.
+        let ttl = min(
+            max(request.ttlSeconds ?? UpstreamMessage.defaultTTLSeconds, 1), project.settings.message.maximumTTLSeconds)
+        let message = UpstreamMessage(
+            projectID: project.id, kind: .message, messageID: request.messageID, token: registration.token,
+            category: registration.appID, androidID: androidID,
+            data: request.data.sorted { $0.key < $1.key }.map { (key: $0.key, value: $0.value) }, createdAt: now,
+            expiresAt: now.adding(seconds: ttl))
+        try await store.appendUpstream([message])
+        metrics.increment("herald_upstream_messages_total", [("project", project.id)])
+        arrival.withLock { $0 }?(project.id)
+        return nil
+    }
+
+    /// The live app registration the message is sent from: the token it names, or the
+    /// device's registration of its app for the sender; nil unless it is the device's own.
+    private func registration(for request: UpstreamRequest, androidID: UInt64, senderID: Int64) async throws
+        -> Registration?
+    {
+        let found: Registration?
+        if request.token.isEmpty {
+            var candidates: [Registration] = []
+            for registration in try await store.registrations(androidID: androidID)
+            where registration.appID == request.category {
+                if let projectID = registration.projectID, try await store.project(id: projectID)?.number == senderID {
+                    candidates.append(registration)
+                }
+            }
+            found = candidates.first
+        } else {
+            found = try await store.registration(token: request.token)
+        }
+        guard let found, found.androidID == androidID, found.kind == .app, found.deletedAt == nil else { return nil }
+        return found
+    }
+
+    /// Drops up to `limit` messages whose time to live ran out and queues a `send_error`
+    /// for each one's device; answers how many were dropped.
+    @discardableResult
+    public func expire(limit: Int = 1000) async throws -> Int {
+        let now = clock.now()
+        let expired = try await store.deleteExpiredUpstream(now: now, limit: limit)
+        var errors: [QueuedMessage] = []
+        var settings: [String: ProjectSettings] = [:]
+        for message in expired where message.kind == .message {
+            guard let project = try await store.project(id: message.projectID) else { continue }
+            settings[project.id] = project.settings
+            let id = MessageID.make(at: now)
+            errors.append(
+                QueuedMessage(
+                    androidID: message.androidID, token: message.token, persistentID: id, messageID: id,
+                    projectID: message.projectID,
+                    stanza: MCSFrame.sendErrorStanza(
+                        messageID: message.messageID, error: .serviceNotAvailable, category: message.category,
+                        senderID: project.number, token: message.token),
+                    createdAt: now, expiresAt: now.adding(seconds: QueuedMessage.deletionSignalLifetimeSeconds),
+                    isHighPriority: true, appID: message.category))
+        }
+        for (projectID, projectSettings) in settings {
+            let enqueued = try await store.appendMessages(
+                [], queue: errors.filter { $0.projectID == projectID }, limits: QueueLimits(projectSettings), stats: [])
+            for outcome in enqueued { registry.stored(outcome.stored) }
+        }
+        if !errors.isEmpty { metrics.increment("herald_upstream_expired_total", by: errors.count) }
+        return expired.count
+    }
+}

@@ -1,0 +1,127 @@
+import HeraldCore
+import HeraldDelivery
+import HeraldProtocol
+import HeraldStorage
+import HeraldTelemetry
+import Logging
+import Prometheus
+import Synchronization
+import Testing
+
+/// Devices' upstream messages as the server takes them: checked against the sending
+/// device's registration and the 4 KB and T5 limits, kept, and past their time to live
+/// dropped with a `send_error` queued for the device.
+@Suite struct UpstreamIntakeTests {
+    final class World: Sendable {
+        let store = InMemoryStore()
+        let clock = ManualClock()
+        let registry = DeviceRegistry()
+        let project: Project
+        let device: Device
+        let token: String
+        let intake: UpstreamIntake
+        let arrivals = Mutex<[String]>([])
+
+        init(upstreamPerMinute: Int = 1_500_000, perDevice: Int = 1_000) async throws {
+            var project = Project(
+                id: "upstream-project", number: 424_242, apiKey: "AIza-u", serverKey: "AAAA-u",
+                createdAt: Timestamp(seconds: 1))
+            project.settings.upstreamPerMinute = upstreamPerMinute
+            project.settings.upstreamDevicePerMinute = perDevice
+            self.project = project
+            try await store.createProject(
+                project,
+                firstKey: ServiceAccountKey(
+                    id: "k", projectID: project.id, clientEmail: "e", publicKeyPEM: "p", createdAt: clock.now()))
+            device = Device.make(at: clock.now())
+            try await store.createDevice(device)
+            token = Registration.makeToken()
+            try await store.createRegistration(
+                Registration(
+                    token: token, kind: .app, projectID: project.id, sender: "424242", appID: "com.example.up",
+                    subtype: nil, platform: .android, androidID: device.androidID, createdAt: clock.now()))
+            intake = UpstreamIntake(
+                store: store, registry: registry, clock: clock,
+                metrics: HeraldMetrics(factory: PrometheusMetricsFactory()), logger: Logger(label: "test"))
+            intake.onArrival { [self] project in self.arrivals.withLock { $0.append(project) } }
+        }
+
+        func request(_ id: String, to: String = "424242@fcm.googleapis.com", token: String? = nil, ttl: Int64? = nil)
+            -> UpstreamRequest
+        {
+            UpstreamRequest(
+                messageID: id, to: to, category: "com.example.up", token: token ?? self.token, ttlSeconds: ttl,
+                data: ["k": "v"])
+        }
+    }
+
+    @Test func aDevicesMessageIsKeptOnceAndAnnounced() async throws {
+        let world = try await World()
+        #expect(try await world.intake.receive(world.request("u1", ttl: nil), androidID: world.device.androidID) == nil)
+        // Sent again after a reconnect: still one.
+        #expect(try await world.intake.receive(world.request("u1"), androidID: world.device.androidID) == nil)
+        // Found by the device's app and sender when no token is named.
+        #expect(
+            try await world.intake.receive(world.request("u2", token: ""), androidID: world.device.androidID) == nil)
+        #expect(try await world.store.upstreamCount(projectID: world.project.id) == 2)
+        #expect(world.arrivals.withLock { $0 } == Array(repeating: world.project.id, count: 3))
+        let now = world.clock.now()
+        let kept = try await world.store.leaseUpstream(
+            projectID: world.project.id, holder: "h", now: now, until: now.adding(seconds: 1), limit: 5)
+        #expect(kept.map(\.messageID) == ["u1", "u2"])
+        #expect(kept[0].token == world.token && kept[0].category == "com.example.up")
+        #expect(kept[0].expiresAt == now.adding(seconds: UpstreamMessage.defaultTTLSeconds))
+    }
+
+    @Test func messagesThatNameTheWrongSenderOrAnotherDevicesTokenAreRefused() async throws {
+        let world = try await World()
+        let androidID = world.device.androidID
+        #expect(try await world.intake.receive(world.request(""), androidID: androidID) == .invalidParameters)
+        #expect(
+            try await world.intake.receive(world.request("a", to: "424242@example.com"), androidID: androidID)
+                == .invalidParameters)
+        #expect(
+            try await world.intake.receive(world.request("b", to: "999@fcm.googleapis.com"), androidID: androidID)
+                == .invalidParameters)
+        // C3: a token is used only by its own device.
+        #expect(try await world.intake.receive(world.request("c"), androidID: androidID + 1) == .invalidParameters)
+        #expect(
+            try await world.intake.receive(world.request("d", token: Registration.makeToken()), androidID: androidID)
+                == .invalidParameters)
+        var big = world.request("e")
+        big.data = ["k": String(repeating: "x", count: UpstreamMessage.maximumDataBytes)]
+        #expect(try await world.intake.receive(big, androidID: androidID) == .messageTooBig)
+        #expect(try await world.store.upstreamCount(projectID: world.project.id) == 0)
+    }
+
+    @Test func T5_aDevicePastItsUpstreamLimitIsToldTooManyMessagesUntilTheNextMinute() async throws {
+        let world = try await World(perDevice: 3)
+        let androidID = world.device.androidID
+        for index in 0..<3 {
+            #expect(try await world.intake.receive(world.request("m\(index)"), androidID: androidID) == nil)
+        }
+        #expect(try await world.intake.receive(world.request("m3"), androidID: androidID) == .tooManyMessages)
+        world.clock.advance(seconds: 60)
+        #expect(try await world.intake.receive(world.request("m3"), androidID: androidID) == nil)
+    }
+
+    @Test func pastItsTimeToLiveAMessageIsDroppedAndItsDeviceGetsASendError() async throws {
+        let world = try await World()
+        let androidID = world.device.androidID
+        #expect(try await world.intake.receive(world.request("short", ttl: 0), androidID: androidID) == nil)
+        #expect(try await world.intake.receive(world.request("long", ttl: 3600), androidID: androidID) == nil)
+        #expect(try await world.intake.expire() == 0)
+        world.clock.advance(seconds: 2)
+        #expect(try await world.intake.expire() == 1)
+        #expect(try await world.store.upstreamCount(projectID: world.project.id) == 1)
+        let queued = try await world.store.pendingMessages(
+            androidID: androidID, after: 0, limit: 10, now: world.clock.now())
+        #expect(queued.count == 1)
+        let stanza = try McsProto_DataMessageStanza(serializedBytes: try #require(queued.first).stanza)
+        #expect(stanza.category == "com.example.up" && stanza.from == "424242@fcm.googleapis.com")
+        #expect(
+            stanza.appData.map { "\($0.key)=\($0.value)" } == [
+                "message_type=send_error", "google.message_id=short", "error=SERVICE_NOT_AVAILABLE",
+            ])
+    }
+}
