@@ -55,12 +55,12 @@ class Node(ServeProcess):
         self.projects = cluster.projects
         self.process = None
 
-    def start(self):
+    def start(self, *extra):
         log = open(os.path.join(self.cluster.directory, f"{self.node_id}.log"), "ab")
         self.process = subprocess.Popen(
             [HERALD, "serve", "--store", self.cluster.store, *(["--node-id", self.node_id] if self.named else []),
              "--data-dir", self.data_dir, "--http-port", str(self.port),
-             "--gateway-port", str(self.gateway_port), "--database-connections", "8"],
+             "--gateway-port", str(self.gateway_port), "--database-connections", "8", *extra],
             stdout=log, stderr=subprocess.STDOUT,
         )
         wait_until_healthy(self.url)
@@ -83,7 +83,7 @@ def create_projects(cluster, projects, public_url):
         fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
         cluster.projects[project] = {
             "id": project, "key_file": fields["key file"], "number": fields["project number"].split()[0],
-            "api_key": fields["api key"],
+            "api_key": fields["api key"], "server_key": fields["server key"],
         }
 
 

@@ -6,6 +6,8 @@ Rules: C5 (the server key), T5 (connection limits), L1, and FCM's ack, nack, del
 receipts, upstream messages and CONNECTION_DRAINING."""
 import asyncio
 import json
+import os
+import shutil
 import signal
 import ssl
 import xml.sax.saxutils
@@ -202,3 +204,98 @@ def test_a_stopping_node_sends_connection_draining_and_closes(tmp_path):
         assert server.process.wait(timeout=20) == 0
     finally:
         server.stop()
+
+
+def test_upstream_messages_and_receipts_survive_sigkill_and_none_acked_comes_again(tmp_path):
+    server = HeraldServer()
+    server.projects = {"compat-crash-up": server.create_project("compat-crash-up")}
+    project = server.projects["compat-crash-up"]
+    server.xmpp_port = free_port()
+    server.start("--xmpp-port", str(server.xmpp_port))
+    device = HeraldDevice(server, "compat-crash-up", tmp_path / "device.json", app_id="com.example.crash")
+
+    async def before():
+        client = await logged_in(server, project)
+        for index in range(1, 11):
+            device.command(f"upstream up-{index} n={index}")
+        sent = [await asyncio.to_thread(device.line) for _ in range(10)]
+        assert sorted(sent) == sorted(f"sent: up-{index}" for index in range(1, 11))
+        for index in range(1, 4):
+            client.send_json({"to": device.token, "message_id": f"r-{index}", "data": {"n": str(index)},
+                              "delivery_receipt_requested": True})
+        received = {}
+        while len(received) < 13:
+            payload = await client.next()
+            if payload.get("message_type") != "ack":
+                received[payload["message_id"]] = payload
+        assert set(received) == {f"up-{i}" for i in range(1, 11)} | {f"dr2:r-{i}" for i in range(1, 4)}
+        # Half acknowledged; the rest is owed when the node dies.
+        for index in range(1, 6):
+            client.send_json({"to": device.token, "message_id": f"up-{index}", "message_type": "ack"})
+        client.send_json({"to": "gcm.googleapis.com", "message_id": "dr2:r-1", "message_type": "ack"})
+        await asyncio.sleep(1)
+
+    async def after():
+        client = await logged_in(server, project)
+        owed = set()
+        while True:
+            try:
+                payload = await client.next(seconds=3)
+            except asyncio.TimeoutError:
+                break
+            assert payload["message_id"] not in owed, payload  # once each on one connection
+            owed.add(payload["message_id"])
+            client.send_json({"to": payload["from"], "message_id": payload["message_id"], "message_type": "ack"})
+        assert owed == {f"up-{i}" for i in range(6, 11)} | {"dr2:r-2", "dr2:r-3"}
+        client.disconnect()
+
+    try:
+        asyncio.run(before())
+        for _ in range(3):
+            device.message()  # the three downstream messages
+        server.process.send_signal(signal.SIGKILL)
+        server.process.wait(timeout=10)
+        server.start("--xmpp-port", str(server.xmpp_port))
+        asyncio.run(after())
+    finally:
+        device.stop()
+        server.stop()
+
+
+@pytest.mark.skipif(not os.environ.get("HERALD_TEST_POSTGRES"), reason="no PostgreSQL: run through scripts/test")
+def test_an_upstream_message_from_a_device_on_node_a_reaches_an_app_server_on_node_b(tmp_path):
+    from test_cluster import Node, create_projects, new_cluster
+    cluster = new_cluster()
+    nodes = [Node(cluster, node_id) for node_id in ("a", "b")]
+    create_projects(cluster, ["compat-xmpp-nodes"], nodes[0].url)
+    for node in nodes:
+        node.xmpp_port = free_port()
+        node.start("--xmpp-port", str(node.xmpp_port))
+    device = HeraldDevice(nodes[0], "compat-xmpp-nodes", tmp_path / "device.json", app_id="com.example.nodes")
+    project = cluster.projects["compat-xmpp-nodes"]
+
+    async def scenario():
+        client = await logged_in(nodes[1], project)
+        device.command("upstream across-1 from=a")
+        assert await asyncio.to_thread(device.line) == "sent: across-1"
+        assert await client.next() == {"category": "com.example.nodes", "data": {"from": "a"},
+                                       "message_id": "across-1", "from": device.token}
+        client.send_json({"to": device.token, "message_id": "across-1", "message_type": "ack"})
+        # Downstream from node b with a receipt: the device on node a acknowledges it.
+        client.send_json({"to": device.token, "message_id": "down-1", "data": {"via": "b"},
+                          "delivery_receipt_requested": True})
+        assert (await client.next())["message_type"] == "ack"
+        assert (await asyncio.to_thread(device.message))["data"] == {"via": "b"}
+        receipt = await client.next()
+        assert receipt["message_id"] == "dr2:down-1" and receipt["data"]["device_registration_id"] == device.token
+        client.send_json({"to": "gcm.googleapis.com", "message_id": "dr2:down-1", "message_type": "ack"})
+        await client.nothing()
+        client.disconnect()
+
+    try:
+        run_with([device], scenario)
+    finally:
+        for node in nodes:
+            node.stop()
+        shutil.rmtree(cluster.directory, ignore_errors=True)
+
