@@ -175,6 +175,7 @@ let package = Package(
                 "HeraldCore",
                 "HeraldProtocol",
                 "HeraldClient",
+                "HeraldXMPP",
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

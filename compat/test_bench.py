@@ -33,6 +33,12 @@ def test_fanout_reaches_every_connected_subscriber_over_tls():
     assert report["overall_deliveries_per_second"] > 0 and report["peak_rss_kb"] > 0
 
 
+def test_upstream_messages_from_every_device_reach_the_app_servers_once():
+    report = bench("upstream", "--devices", "40", "--messages", "5", "--app-servers", "2")
+    assert report["sent"] == 200 and report["received"] == 200 and report["repeated"] == 0
+    assert report["per_second"] > 0 and report["server_cpu_us_per_message"] > 0
+
+
 def test_fanout_to_a_small_topic_on_a_busy_node_reaches_only_its_subscribers():
     report = bench("fanout", "--subscribers", "30", "--connected", "30", "--others", "60", "--plaintext")
     assert report["connected_received"] == 30

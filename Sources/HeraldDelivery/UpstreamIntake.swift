@@ -19,12 +19,16 @@ public final class UpstreamIntake: Sendable {
     private let metrics: HeraldMetrics
     private let limits: UpstreamLimits
     private let logger: Logger
-    private let arrival = Mutex<Arrival?>(nil)
+    /// The project with an id, from the node's credential cache; nil reads the store.
+    private let projects: (@Sendable (String) -> Project?)?
+    private let arrival = Mutex<DeviceRegistry.Box<Arrival>?>(nil)
 
     public init(
         store: any HeraldStore, registry: DeviceRegistry, clock: any HeraldClock, metrics: HeraldMetrics,
-        limits: UpstreamLimits = UpstreamLimits(), logger: Logger
+        limits: UpstreamLimits = UpstreamLimits(), projects: (@Sendable (String) -> Project?)? = nil,
+        logger: Logger
     ) {
+        self.projects = projects
         self.store = store
         self.registry = registry
         self.clock = clock
@@ -35,7 +39,7 @@ public final class UpstreamIntake: Sendable {
 
     /// Sets who hears of messages kept here.
     public func onArrival(_ handler: @escaping Arrival) {
-        arrival.withLock { $0 = handler }
+        arrival.withLock { $0 = DeviceRegistry.Box(handler) }
     }
 
     /// Keeps a message from the device `androidID`; nil once it is durable, otherwise why
@@ -43,7 +47,7 @@ public final class UpstreamIntake: Sendable {
     public func receive(_ request: UpstreamRequest, androidID: UInt64) async throws -> UpstreamError? {
         guard !request.messageID.isEmpty, let senderID = request.senderID else { return .invalidParameters }
         guard let registration = try await registration(for: request, androidID: androidID, senderID: senderID),
-            let projectID = registration.projectID, let project = try await store.project(id: projectID),
+            let projectID = registration.projectID, let project = try await project(id: projectID),
             project.number == senderID
         else { return .invalidParameters }
         guard request.dataBytes <= UpstreamMessage.maximumDataBytes else { return .messageTooBig }
@@ -62,7 +66,7 @@ public final class UpstreamIntake: Sendable {
             expiresAt: now.adding(seconds: ttl))
         try await store.appendUpstream([message])
         metrics.increment("herald_upstream_messages_total", [("project", project.id)])
-        arrival.withLock { $0 }?(project.id)
+        arrival.withLock { $0 }?.handler(project.id)
         return nil
     }
 
@@ -76,7 +80,7 @@ public final class UpstreamIntake: Sendable {
             var candidates: [Registration] = []
             for registration in try await store.registrations(androidID: androidID)
             where registration.appID == request.category {
-                if let projectID = registration.projectID, try await store.project(id: projectID)?.number == senderID {
+                if let projectID = registration.projectID, try await project(id: projectID)?.number == senderID {
                     candidates.append(registration)
                 }
             }
@@ -88,6 +92,11 @@ public final class UpstreamIntake: Sendable {
         return found
     }
 
+    private func project(id: String) async throws -> Project? {
+        if let projects { return projects(id) }
+        return try await store.project(id: id)
+    }
+
     /// Drops up to `limit` messages whose time to live ran out and queues a `send_error`
     /// for each one's device; answers how many were dropped.
     @discardableResult
@@ -97,7 +106,7 @@ public final class UpstreamIntake: Sendable {
         var errors: [QueuedMessage] = []
         var settings: [String: ProjectSettings] = [:]
         for message in expired where message.kind == .message {
-            guard let project = try await store.project(id: message.projectID) else { continue }
+            guard let project = try await project(id: message.projectID) else { continue }
             settings[project.id] = project.settings
             let id = MessageID.make(at: now)
             errors.append(

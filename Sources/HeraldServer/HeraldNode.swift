@@ -69,7 +69,9 @@ public struct HeraldNode: Sendable {
         let directory = directory
         let quotas = Quotas(metrics: metrics)
         self.quotas = quotas
-        let upstream = UpstreamIntake(store: store, registry: devices, clock: clock, metrics: metrics, logger: logger)
+        let upstream = UpstreamIntake(
+            store: store, registry: devices, clock: clock, metrics: metrics,
+            projects: { directory.project(named: $0) }, logger: logger)
         self.upstream = upstream
         gateway = try DeviceGateway(
             configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,

@@ -1,4 +1,6 @@
 public import HeraldClient
+public import HeraldProtocol
+public import NIOCore
 public import NIOSSL
 
 /// The Herald a device benchmark drives: its HTTP API, a project's credentials and API
@@ -60,5 +62,30 @@ extension BenchTarget {
             for try await made in group { all += made }
             return all
         }
+    }
+
+    /// Connects and logs in the instances' devices, 200 logins under way at most; answers
+    /// their channels in the instances' order. `onMessage` hears each message a device gets,
+    /// with the device's index.
+    public func connect(
+        _ instances: [BenchInstance],
+        onMessage: @escaping @Sendable (Int, McsProto_DataMessageStanza, ContinuousClock.Instant) -> Void = { _, _, _ in
+        }
+    ) async throws -> [any Channel] {
+        var channels: [(Int, any Channel)] = []
+        try await withThrowingTaskGroup(of: (Int, any Channel).self) { group in
+            for (index, instance) in instances.enumerated() {
+                group.addTask {
+                    let channel = try await BenchDevice.connect(
+                        host: gatewayHost, port: gatewayPort, localAddress: nil, tls: tls,
+                        androidID: instance.androidID, securityToken: instance.securityToken
+                    ) { stanza, at in onMessage(index, stanza, at) }
+                    return (index, channel)
+                }
+                if index % 200 == 199 { channels.append(try await group.next()!) }
+            }
+            for try await pair in group { channels.append(pair) }
+        }
+        return channels.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

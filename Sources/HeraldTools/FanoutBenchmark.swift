@@ -150,28 +150,15 @@ public struct FanoutBenchmark: Sendable {
         progress("connecting \(options.connected + options.others) devices")
         let origin = ContinuousClock.now
         let receipts = Timeline(count: options.connected)
-        var channels: [any Channel] = []
-        let online = devices.prefix(options.connected) + registered.suffix(options.others)
+        let online = Array(devices.prefix(options.connected) + registered.suffix(options.others))
         let othersReceived = Timeline(count: options.others)
-        try await withThrowingTaskGroup(of: (any Channel).self) { group in
-            for (index, device) in online.enumerated() {
-                group.addTask {
-                    try await BenchDevice.connect(
-                        host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
-                        tls: options.target.tls,
-                        androidID: device.androidID, securityToken: device.securityToken
-                    ) { _, at in
-                        if index < options.connected {
-                            receipts.record(index, (at - origin).nanoseconds)
-                        } else {
-                            // Not subscribed: nothing should reach them.
-                            othersReceived.record(index - options.connected, (at - origin).nanoseconds)
-                        }
-                    }
-                }
-                if index % 200 == 199 { channels.append(try await group.next()!) }
+        let channels = try await options.target.connect(online) { index, _, at in
+            if index < options.connected {
+                receipts.record(index, (at - origin).nanoseconds)
+            } else {
+                // Not subscribed: nothing should reach them.
+                othersReceived.record(index - options.connected, (at - origin).nanoseconds)
             }
-            for try await channel in group { channels.append(channel) }
         }
         defer { for channel in channels { channel.close(promise: nil) } }
         progress("waiting for the server to finish the logins")

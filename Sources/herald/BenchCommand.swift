@@ -9,7 +9,9 @@ struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
         abstract: "Measure Herald: one given by --url, or a herald serve the benchmark starts and removes.",
-        subcommands: [Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self, Pace.self])
+        subcommands: [
+            Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self, Pace.self, Upstream.self,
+        ])
 
     /// Gateway options shared by the device benchmarks.
     struct GatewayOptions: ParsableArguments {
@@ -275,6 +277,45 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    struct Upstream: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "N connected devices each send M upstream messages; app servers on XMPP connections ack them: "
+                + "messages a second and the server's CPU per message.")
+
+        @OptionGroup var targetOptions: TargetOptions
+        @Option(help: "Connected devices that send.") var devices = 1000
+        @Option(help: "Upstream messages each device sends.") var messages = 10
+        @Option(name: .customLong("app-servers"), help: "XMPP connections of the app server.") var appServers = 1
+        @Option(help: "The plain-TCP XMPP listener, HOST:PORT (with --url).") var xmpp: String?
+        @Option(help: "The project's sender id (with --url).") var sender: Int64?
+        @Option(name: .customLong("server-key"), help: "The project's server key (with --url).") var serverKey: String?
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
+        var serverPID: Int32?
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            let report = try await BenchCommand.against(targetOptions, json: json) { target, server in
+                let parts = (xmpp ?? server.map { "127.0.0.1:\($0.xmppPort)" } ?? "").split(separator: ":")
+                guard parts.count == 2, let port = Int(parts[1]), let senderID = sender ?? server?.senderID,
+                    let key = serverKey ?? server?.serverKey
+                else { throw ValidationError("--url needs --xmpp HOST:PORT, --sender and --server-key") }
+                let benchmark = UpstreamBenchmark(
+                    options: .init(
+                        target: target, xmppHost: String(parts[0]), xmppPort: port, senderID: senderID,
+                        serverKey: key, devices: devices, messagesPerDevice: messages, appServers: appServers,
+                        serverPID: serverPID ?? server?.pid))
+                return try await BenchOutput.run(json: json, benchmark.run)
+            }
+            guard let report else { return }
+            let cpu = report.cpuMicrosecondsPerMessage.map { String(format: "%.1f", $0) } ?? "-"
+            print("devices   sent   received   repeated   seconds   messages/s   server CPU µs/message")
+            print(
+                "\(report.devices)   \(report.sent)   \(report.received)   \(report.repeated)   "
+                    + String(format: "%.2f", report.seconds) + "   \(Int(report.perSecond))   \(cpu)")
+        }
+    }
+
     struct Drain: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "K messages stored for an offline app instance: time to deliver them all once it connects.")
@@ -452,5 +493,6 @@ protocol JSONReport {
 extension ConnectBenchmark.Report: JSONReport {}
 extension EndToEndBenchmark.Report: JSONReport {}
 extension FanoutBenchmark.Report: JSONReport {}
+extension UpstreamBenchmark.Report: JSONReport {}
 extension DrainBenchmark.Report: JSONReport {}
 extension QuotaBenchmark.Report: JSONReport {}

@@ -10,12 +10,17 @@ import HeraldTools
 
 /// The `herald serve` a benchmark starts for itself when it is given no `--url`: a fresh
 /// data directory with one project (`bench`), free loopback ports, the gateway in
-/// plaintext or with its generated TLS certificate; stopped and deleted afterwards.
+/// plaintext or with its generated TLS certificate, and a plain-TCP XMPP listener; stopped
+/// and deleted afterwards.
 final class BenchServer {
     let url: String
     let gatewayPort: Int
     let keyFile: String
     let apiKey: String
+    /// The plain-TCP XMPP port, and the project's sender id and server key to log in with.
+    let xmppPort: Int
+    let senderID: Int64
+    let serverKey: String
     /// The gateway CA devices trust; nil in plaintext.
     let caPath: String?
     var pid: Int32 { process.processIdentifier }
@@ -24,9 +29,12 @@ final class BenchServer {
     private let directory: String
 
     private init(
-        url: String, gatewayPort: Int, keyFile: String, apiKey: String, caPath: String?, process: Process,
-        directory: String
+        url: String, gatewayPort: Int, keyFile: String, apiKey: String, xmppPort: Int, senderID: Int64,
+        serverKey: String, caPath: String?, process: Process, directory: String
     ) {
+        self.xmppPort = xmppPort
+        self.senderID = senderID
+        self.serverKey = serverKey
         self.url = url
         self.gatewayPort = gatewayPort
         self.keyFile = keyFile
@@ -60,6 +68,7 @@ final class BenchServer {
         for _ in 0..<5 {
             let http = try freePort()
             let gateway = try freePort()
+            let xmpp = try freePort()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments =
@@ -68,7 +77,7 @@ final class BenchServer {
                     "--log-level", "warning",
                     // A benchmark checks in and registers thousands of devices from loopback.
                     "--checkins-per-minute", "0", "--registrations-per-minute", "0",
-                    "--device-registrations-per-minute", "0",
+                    "--device-registrations-per-minute", "0", "--xmpp-plaintext-port", String(xmpp),
                 ] + (plaintext ? ["--gateway-plaintext"] : [])
             try process.run()
             let url = "http://127.0.0.1:\(http)"
@@ -76,6 +85,7 @@ final class BenchServer {
                 progress("started herald serve (pid \(process.processIdentifier)) at \(url), gateway port \(gateway)")
                 return BenchServer(
                     url: url, gatewayPort: gateway, keyFile: issued.keyFilePath, apiKey: issued.project.apiKey,
+                    xmppPort: xmpp, senderID: issued.project.number, serverKey: issued.project.serverKey,
                     caPath: plaintext ? nil : data + "/tls/ca.pem", process: process, directory: directory)
             }
             process.terminate()
