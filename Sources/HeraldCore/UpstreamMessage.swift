@@ -36,6 +36,9 @@ public struct UpstreamMessage: Sendable, Hashable {
     public static let defaultTTLSeconds: Int64 = 86_400
     /// The most data an upstream message carries, keys and values counted (FCM's 4 KB).
     public static let maximumDataBytes = 4096
+    /// The most upstream messages one device may have waiting for app servers: past it, a
+    /// device whose app servers do not take its messages cannot fill the store.
+    public static let maximumWaitingPerDevice = 1000
 
     public init(
         sequence: Int64 = 0, projectID: String, kind: Kind, messageID: String, token: String, category: String,

@@ -48,7 +48,8 @@ public enum UpstreamError: String, Sendable, Hashable, Error {
     case invalidParameters = "InvalidParameters"
     /// More than 4 KB of data.
     case messageTooBig = "MessageTooBig"
-    /// Past the project's or the device's upstream limit (SEMANTICS T5).
+    /// Past the project's or the device's upstream limit (SEMANTICS T5), or the device has
+    /// `UpstreamMessage.maximumWaitingPerDevice` messages no app server has taken yet.
     case tooManyMessages = "TooManyMessages"
     /// No app server acknowledged it within its time to live, or it could not be kept.
     case serviceNotAvailable = "SERVICE_NOT_AVAILABLE"

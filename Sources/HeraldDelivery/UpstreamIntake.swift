@@ -6,7 +6,8 @@ public import Logging
 import Synchronization
 
 /// Takes devices' upstream messages for their app servers: checks each against the
-/// sending device's registration, the 4 KB limit and SEMANTICS T5, keeps it durably
+/// sending device's registration, the 4 KB limit, SEMANTICS T5 and the messages the device
+/// has waiting (`UpstreamMessage.maximumWaitingPerDevice`), keeps it durably
 /// (`UpstreamStore`) and tells this node's XMPP connections of the project. Past their time
 /// to live, kept messages are dropped and their devices get a `send_error`.
 public final class UpstreamIntake: Sendable {
@@ -52,7 +53,9 @@ public final class UpstreamIntake: Sendable {
         else { return .invalidParameters }
         guard request.dataBytes <= UpstreamMessage.maximumDataBytes else { return .messageTooBig }
         let now = clock.now()
-        guard limits.admit(project, androidID: androidID, now: now) else {
+        guard try await store.upstreamCount(androidID: androidID) < UpstreamMessage.maximumWaitingPerDevice,
+            limits.admit(project, androidID: androidID, now: now)
+        else {
             metrics.increment("herald_quota_rejections_total", [("quota", "upstream")])
             return .tooManyMessages
         }

@@ -38,4 +38,7 @@ public protocol UpstreamStore: Sendable {
 
     /// How many messages a project keeps for its app servers.
     func upstreamCount(projectID: String) async throws -> Int
+
+    /// How many upstream messages (receipts left out) a device has waiting.
+    func upstreamCount(androidID: UInt64) async throws -> Int
 }

@@ -105,6 +105,18 @@ import Testing
         #expect(try await world.intake.receive(world.request("m3"), androidID: androidID) == nil)
     }
 
+    /// Unbounded writes: a device whose app servers take nothing cannot fill the store.
+    @Test func aDeviceWithAThousandMessagesWaitingIsToldTooManyMessagesUntilOneIsTaken() async throws {
+        let world = try await World(perDevice: 5_000)
+        let androidID = world.device.androidID
+        for index in 0..<UpstreamMessage.maximumWaitingPerDevice {
+            #expect(try await world.intake.receive(world.request("w\(index)"), androidID: androidID) == nil)
+        }
+        #expect(try await world.intake.receive(world.request("one-more"), androidID: androidID) == .tooManyMessages)
+        #expect(try await world.store.acknowledgeUpstream(projectID: world.project.id, messageID: "w0", token: nil))
+        #expect(try await world.intake.receive(world.request("one-more"), androidID: androidID) == nil)
+    }
+
     @Test func pastItsTimeToLiveAMessageIsDroppedAndItsDeviceGetsASendError() async throws {
         let world = try await World()
         let androidID = world.device.androidID

@@ -455,4 +455,8 @@ public actor InMemoryStore: HeraldStore {
     public func upstreamCount(projectID: String) -> Int {
         upstream.count { $0.message.projectID == projectID }
     }
+
+    public func upstreamCount(androidID: UInt64) -> Int {
+        upstream.count { $0.message.androidID == androidID && $0.message.kind == .message }
+    }
 }

@@ -79,4 +79,14 @@ extension PostgresStore {
         let row = try await rows("SELECT COUNT(*) FROM upstream_messages WHERE project_id = \(projectID)").first
         return Int(try row?.decode(Int64.self) ?? 0)
     }
+
+    public func upstreamCount(androidID: UInt64) async throws -> Int {
+        let row = try await rows(
+            """
+            SELECT COUNT(*) FROM upstream_messages
+            WHERE android_id = \(Int64(bitPattern: androidID)) AND kind = 'message'
+            """
+        ).first
+        return Int(try row?.decode(Int64.self) ?? 0)
+    }
 }

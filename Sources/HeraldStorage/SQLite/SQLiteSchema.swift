@@ -262,6 +262,7 @@ extension SQLiteStore {
                     CREATE INDEX upstream_messages_project ON upstream_messages(project_id, sequence);
                     CREATE INDEX upstream_messages_expiry ON upstream_messages(expires_at);
                     CREATE INDEX upstream_messages_holder ON upstream_messages(holder) WHERE holder != '';
+                    CREATE INDEX upstream_messages_device ON upstream_messages(android_id) WHERE kind = 'message';
                     """)
         }
         return migrator

@@ -113,4 +113,12 @@ extension SQLiteStore {
                 db, sql: "SELECT COUNT(*) FROM upstream_messages WHERE project_id = ?", arguments: [projectID]) ?? 0
         }
     }
+
+    public func upstreamCount(androidID: UInt64) async throws -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db, sql: "SELECT COUNT(*) FROM upstream_messages WHERE android_id = ? AND kind = 'message'",
+                arguments: [Int64(bitPattern: androidID)]) ?? 0
+        }
+    }
 }
