@@ -22,6 +22,8 @@ public struct DeviceIdentity: Codable, Sendable, Equatable {
     /// For web registrations: the P-256 private key (raw, base64url) and auth secret.
     public var webPrivateKey: String?
     public var webAuthSecret: String?
+    /// The device's Web Push subscription, if it made one.
+    public var webPush: WebPushSubscription?
     /// Ids of handled messages, newest last, at most `handledLimit`.
     public var handledMessageIDs: [String] = []
     /// Persistent ids handled but not yet acknowledged to the server.

@@ -204,6 +204,56 @@ public actor HeraldClient {
         return true
     }
 
+    // MARK: Web Push
+
+    /// Makes this device's Web Push subscription (once; later calls answer it): a push
+    /// channel for `applicationServerKey` (senders must then sign with its VAPID key; without
+    /// one any sender may post), its endpoint, and new keys that stay on the device.
+    public func subscribeWebPush(applicationServerKey: String? = nil) async throws -> WebPushSubscription {
+        guard var identity else { throw Failure(description: "not registered") }
+        if let existing = identity.webPush, existing.applicationServerKey == applicationServerKey { return existing }
+        guard let server = HTTPURL(configuration.server) else {
+            throw Failure(description: "the server URL must be http://HOST:PORT")
+        }
+        let subtype = "wp:\(configuration.appID)#\(SecureRandom.hex(bytes: 8))"
+        let token = try await DeviceRegistrar(server: server).register3(
+            androidID: identity.androidID, securityToken: identity.securityToken,
+            fields: [
+                ("app", configuration.appID), ("device", String(identity.androidID)),
+                ("sender", applicationServerKey ?? "herald-web-push"), ("X-subtype", subtype),
+            ])
+        let key = P256.KeyAgreement.PrivateKey()
+        let subscription = WebPushSubscription(
+            token: token, endpoint: configuration.server + "/wp/" + token, subtype: subtype,
+            applicationServerKey: applicationServerKey,
+            p256dh: Base64URL.encode(Array(key.publicKey.x963Representation)),
+            auth: Base64URL.encode(SecureRandom.bytes(16)), privateKey: Base64URL.encode(key.rawRepresentation))
+        identity.webPush = subscription
+        self.identity = identity
+        try persist()
+        return subscription
+    }
+
+    /// A push message to the subscription, decrypted; nil when it cannot be.
+    private func pushMessage(_ stanza: McsProto_DataMessageStanza, subscription: WebPushSubscription) -> ClientEvent? {
+        let appData = Dictionary(stanza.appData.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })
+        // Not encrypted (a Matrix gateway's notification, say): the body as it came.
+        guard let encoding = appData["content-encoding"] else {
+            return .pushMessage(id: stanza.persistentID, payload: Array(stanza.rawData))
+        }
+        guard let coding = WebPushEncryption.Coding(rawValue: encoding),
+            let key = Base64URL.decode(subscription.privateKey),
+            let privateKey = try? P256.KeyAgreement.PrivateKey(rawRepresentation: key),
+            let auth = Base64URL.decode(subscription.auth),
+            let plaintext = try? WebPushEncryption.open(
+                Array(stanza.rawData), receiverKey: privateKey, authSecret: auth, coding: coding,
+                senderPublicKey: appData["crypto-key"].flatMap { VAPID.parameter("dh", in: $0) }.flatMap(
+                    Base64URL.decode),
+                salt: appData["encryption"].flatMap { VAPID.parameter("salt", in: $0) }.flatMap(Base64URL.decode))
+        else { return nil }
+        return .pushMessage(id: stanza.persistentID, payload: plaintext)
+    }
+
     // MARK: Upstream
 
     /// Sends a message to the project's app servers (over XMPP): `sent` follows when the
@@ -408,6 +458,17 @@ public actor HeraldClient {
         guard let identity else { return }
         if stanza.appData.first(where: { $0.key == "message_type" })?.value == "send_error" {
             sendFailed(stanza)
+            return
+        }
+        if let subscription = identity.webPush,
+            stanza.appData.contains(where: { $0.key == "subtype" && $0.value == subscription.subtype })
+        {
+            guard let event = pushMessage(stanza, subscription: subscription) else {
+                logger.warning("undecryptable push message dropped", metadata: ["id": "\(stanza.persistentID)"])
+                acknowledge(persistentID: stanza.persistentID)
+                return
+            }
+            deliver(PendingEvent(event: event, persistentID: stanza.persistentID))
             return
         }
         if stanza.appData.first(where: { $0.key == "message_type" })?.value == "deleted_messages" {

@@ -27,6 +27,8 @@ public enum ClientEvent: Sendable, Equatable {
     case message(RemoteMessage)
     /// The server dropped stored messages (SEMANTICS D1): ask the app server for a full sync.
     case deletedMessages(count: Int)
+    /// A Web Push message to the device's subscription, decrypted (RFC 8291).
+    case pushMessage(id: String, payload: [UInt8])
     /// An upstream message reached the server, which keeps it for the app server.
     case sent(messageID: String)
     /// An upstream message was not sent (`UpstreamError`'s names: refused, or no app server

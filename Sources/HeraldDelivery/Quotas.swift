@@ -202,6 +202,18 @@ public final class Quotas: Sendable {
         if wait > 0 { throw deviceMessageRateExceeded(project, waitMilliseconds: wait) }
     }
 
+    /// Counts one push message to a push channel (RFC 8030), which belongs to no project,
+    /// under the default T6 limits; nil when counted, otherwise the seconds to wait.
+    public func admitChannelMessage(token: String, now: Timestamp) -> Int? {
+        let settings = ProjectSettings()
+        let wait = state.withLock { state -> Int64 in
+            sweep(&state, now: now)
+            return state.devices[token, default: DeviceWindows()].admit(
+                perMinute: settings.devicePerMinute, perHour: settings.devicePerHour, at: now)
+        }
+        return wait > 0 ? Self.seconds(wait) : nil
+    }
+
     /// The same limit counted from the messages every node stored for the app instance
     /// (a store shared by several nodes answers `recent`).
     public func checkDeviceMessage(recent: RecentMessages, project: Project, now: Timestamp) throws(HeraldError) {

@@ -27,6 +27,8 @@ public struct HTTPEnvironment: Sendable {
     /// The lanes in which HTTP requests' tasks wait for a thread (`RequestLanes`): an
     /// overloaded project's accepted sends wait behind other projects' requests.
     public var lanes: RequestLanes
+    /// The push service for push channels (RFC 8030); without it their endpoints answer 404.
+    public var webPush: WebPushRelay?
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,

@@ -17,6 +17,7 @@ public enum HeraldRouter {
         TokenRoutes(environment: environment).register(on: router)
         SendRoutes(environment: environment).register(on: router)
         LegacySendRoutes(environment: environment).register(on: router)
+        WebPushRoutes(environment: environment).register(on: router)
         DeviceRegistrationRoutes(environment: environment).register(on: router)
         DeliveryDataRoutes(environment: environment).register(on: router)
         TopicRoutes(environment: environment).register(on: router)

@@ -29,7 +29,8 @@ enum OpenAPIDocument {
               "bearer": {"type": "http", "scheme": "bearer", "description": "An OAuth 2 access token from POST /token."},
               "serverKey": {"type": "apiKey", "in": "header", "name": "Authorization", "description": "key=SERVER_KEY (legacy APIs)."},
               "apiKey": {"type": "apiKey", "in": "header", "name": "x-goog-api-key", "description": "The project's API key (app instances)."},
-              "androidLogin": {"type": "apiKey", "in": "header", "name": "Authorization", "description": "AidLogin ANDROID_ID:SECURITY_TOKEN from a check-in."}
+              "androidLogin": {"type": "apiKey", "in": "header", "name": "Authorization", "description": "AidLogin ANDROID_ID:SECURITY_TOKEN from a check-in."},
+              "vapid": {"type": "apiKey", "in": "header", "name": "Authorization", "description": "vapid t=JWT, k=KEY (RFC 8292), or WebPush JWT with Crypto-Key p256ecdsa=KEY."}
             },
             "parameters": {
               "project": {"name": "project", "in": "path", "required": true, "schema": {"type": "string"}, "description": "The project id."},
@@ -253,6 +254,62 @@ enum OpenAPIDocument {
             },
             "/gcm/send": {
                 \#(legacySend(operationID: "legacySendGCM", summary: "The legacy HTTP protocol at its older path."))
+            },
+            "/wp/{token}": {
+                \#(webPush(operationID: "webPush", summary: "Push a message to a push channel (RFC 8030), encrypted to its keys."))
+              ,
+              "get": {
+                "operationId": "unifiedPushDiscovery",
+                "summary": "UnifiedPush discovery: the unifiedpush version object for a live push channel.",
+                "security": [],
+                "parameters": [{"$ref": "#/components/parameters/token"}],
+                "responses": {
+                  "200": {"description": "The discovery answer.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                  "404": {"description": "No such push channel.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+                  "410": {"description": "The push channel was unsubscribed.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+                }
+              }
+            },
+            "/fcm/send/{token}": {
+                \#(webPush(operationID: "webPushBrowserEndpoint", summary: "The push endpoint as browsers report it."))
+            },
+            "/_matrix/push/v1/notify": {
+              "post": {
+                "operationId": "matrixNotify",
+                "summary": "Matrix push gateway: forward a notification to the push channels its pushkeys name.",
+                "security": [],
+                "requestBody": {
+                  "required": true,
+                  "content": {"application/json": {"schema": {"type": "object", "required": ["notification"], "properties": {"notification": {"type": "object"}}}}}
+                },
+                "responses": {
+                  "200": {"description": "The pushkeys to drop.", "content": {"application/json": {"schema": {"type": "object", "properties": {"rejected": {"type": "array", "items": {"type": "string"}}}}}}},
+                  "400": {"description": "Not a notification.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+                  "413": {"description": "Larger than 4,096 bytes.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+                }
+              },
+              "get": {
+                "operationId": "matrixGatewayDiscovery",
+                "summary": "UnifiedPush discovery of the Matrix gateway.",
+                "security": [],
+                "responses": {"200": {"description": "The gateway answer.", "content": {"application/json": {"schema": {"type": "object"}}}}}
+              }
+            },
+            "/wp/m/{token}/{message}": {
+              "delete": {
+                "operationId": "webPushWithdraw",
+                "summary": "Withdraw a push message not yet delivered (RFC 8030 section 6.2).",
+                "security": [],
+                "parameters": [
+                  {"$ref": "#/components/parameters/token"},
+                  {"name": "message", "in": "path", "required": true, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                  "204": {"description": "Withdrawn."},
+                  "404": {"description": "No such channel or undelivered message.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+                  "410": {"description": "The push channel was unsubscribed.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+                }
+              }
             },
             "/fcm/connect/subscribe": {
               "post": {
@@ -518,6 +575,39 @@ enum OpenAPIDocument {
           }
         }
         """#
+
+    /// The push operation of `/wp/{token}` and `/fcm/send/{token}`.
+    static func webPush(operationID: String, summary: String) -> String {
+        #"""
+          "post": {
+            "operationId": "\#(operationID)",
+            "summary": "\#(summary)",
+            "security": [{"vapid": []}, {}],
+            "parameters": [
+              {"$ref": "#/components/parameters/token"},
+              {"name": "TTL", "in": "header", "required": true, "schema": {"type": "integer", "minimum": 0}},
+              {"name": "Urgency", "in": "header", "schema": {"type": "string", "enum": ["very-low", "low", "normal", "high"]}},
+              {"name": "Topic", "in": "header", "schema": {"type": "string", "maxLength": 32}},
+              {"name": "Content-Encoding", "in": "header", "schema": {"type": "string", "enum": ["aes128gcm", "aesgcm"]}},
+              {"name": "Encryption", "in": "header", "schema": {"type": "string"}},
+              {"name": "Crypto-Key", "in": "header", "schema": {"type": "string"}}
+            ],
+            "requestBody": {
+              "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary", "maxLength": 4096}}}
+            },
+            "responses": {
+              "201": {"description": "Accepted: Location names the message, TTL the time to live kept."},
+              "400": {"description": "A missing TTL or a bad encoding.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "401": {"description": "A bad or missing VAPID credential.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "403": {"description": "VAPID signed by another key than the channel's.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "404": {"description": "No such push channel.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "410": {"description": "The push channel was unsubscribed.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "413": {"description": "A body over 4,096 bytes.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "429": {"description": "Too many messages to this channel; see Retry-After.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+            }
+          }
+        """#
+    }
 
     /// The operation of `/fcm/send` and `/gcm/send`, which differ only in their id and summary.
     static func legacySend(operationID: String, summary: String) -> String {

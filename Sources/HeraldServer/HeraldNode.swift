@@ -94,7 +94,7 @@ public struct HeraldNode: Sendable {
                 authenticate: { _, serverKey in await directory.find { $0.project(serverKey: serverKey) } })
             : nil
         if let xmpp { upstream.onArrival { projectID in xmpp.wake(projectID: projectID) } }
-        environment = HTTPEnvironment(
+        var environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(rotation: secret),
             dispatcher: dispatcher,
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
@@ -102,6 +102,11 @@ public struct HeraldNode: Sendable {
             renderMetrics: { metricsRegistry.emitToString() },
             metricsAccess: .forListening(on: configuration.httpHost, token: configuration.metricsToken),
             deviceRequestLimits: configuration.deviceRequestLimits)
+        environment.webPush = WebPushRelay(
+            configuration: .init(
+                publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
+            store: store, registry: devices, quotas: quotas, clock: clock, metrics: metrics, logger: logger)
+        self.environment = environment
     }
 
     /// Runs `body` with the configured store: PostgreSQL (its cluster, its pool running

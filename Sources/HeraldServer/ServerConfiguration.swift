@@ -32,6 +32,12 @@ public struct ServerConfiguration: Sendable {
     /// The URL clients reach this server at (behind a proxy, say), which key files must
     /// name as their `token_uri` base; logged at start. Default `http://<httpHost>:<httpPort>`.
     public var publicURL: String?
+    /// Further origins a Web Push sender's VAPID `aud` may name (besides the public URL's),
+    /// for deployments that map other host names (Google's) to this server.
+    public var webPushAudiences: [String] = []
+
+    /// The public URL, or the default one.
+    public var effectivePublicURL: String { publicURL ?? "http://\(httpHost):\(httpPort)" }
     /// The device gateway (MCS). Default: port 5228 on `httpHost` with generated TLS
     /// certificates in `<dataDirectory>/tls`.
     public var gateway: GatewayConfiguration?

@@ -36,6 +36,10 @@ public protocol QueueStore: Sendable {
     @discardableResult
     func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int
 
+    /// Deletes an undelivered queue entry its sender withdrew (RFC 8030 §6.2), counting
+    /// nothing; answers whether it was there.
+    func withdraw(androidID: UInt64, persistentID: String) async throws -> Bool
+
     /// Acknowledges messages of many devices in one transaction (the gateway's group
     /// commit); answers how many entries were removed.
     @discardableResult

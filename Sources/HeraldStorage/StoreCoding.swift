@@ -44,7 +44,10 @@ enum StoreCoding {
     /// statement per pair.
     static func totals(_ stats: [DeliveryStat]) -> [(key: DeliveryStatKey, counter: DeliveryCounter, amount: Int)] {
         var totals: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
-        for stat in stats { totals[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
+        // Push messages to push channels belong to no project and are not counted.
+        for stat in stats where !stat.key.projectID.isEmpty {
+            totals[stat.key, default: [:]][stat.counter, default: 0] += stat.amount
+        }
         return totals.flatMap { key, counters in
             counters.filter { $0.value != 0 }.map { (key, $0.key, $0.value) }
         }

@@ -10,7 +10,8 @@ struct DeviceCommand: AsyncParsableCommand {
         commandName: "device",
         abstract: "A command-line device: registers, prints its token, then one JSON line per message received.",
         discussion: """
-            Output lines: `token: T`, then one JSON object per message handed to the app, `tray: {...}` for a
+            Output lines: `token: T` (with --web-push, `endpoint: URL` and `keys: {"p256dh":…,"auth":…}`), then
+            one JSON object per message handed to the app (`{"id":…,"push":…}` for a decrypted Web Push message), `tray: {...}` for a
             notification shown while the app is in the background, and `deleted: N` when the server dropped
             stored messages; `sent: ID` when the server has an upstream message, `send-error: ID REASON` when
             one was not sent. Commands on standard input, one a line: doze, wake, background, foreground,
@@ -30,6 +31,14 @@ struct DeviceCommand: AsyncParsableCommand {
     @Flag(help: "Start dozing: only high-priority messages arrive until `wake`.") var doze = false
     @Flag(help: "Start with the app in the background: notifications go to the tray.") var background = false
     @Flag(help: "Delete this device's token (uninstall the app) and exit.") var uninstall = false
+    @Flag(
+        name: .customLong("web-push"),
+        help: "Subscribe to Web Push too: prints `endpoint:` and `keys:`, then decrypted push messages.")
+    var webPush = false
+    @Option(
+        name: .customLong("application-server-key"),
+        help: "The VAPID public key (base64url) the Web Push subscription is made for.")
+    var applicationServerKey: String?
 
     func run() async throws {
         guard let platform = Platform(rawValue: platform) else {
@@ -58,6 +67,16 @@ struct DeviceCommand: AsyncParsableCommand {
             presenter: PrintingTray())
         let token = try await client.register()
         emit("token: \(token)")
+        if webPush {
+            let subscription = try await client.subscribeWebPush(applicationServerKey: applicationServerKey)
+            emit("endpoint: \(subscription.endpoint)")
+            emit(
+                "keys: "
+                    + JSONValue.object([
+                        (key: "p256dh", value: .string(subscription.p256dh)),
+                        (key: "auth", value: .string(subscription.auth)),
+                    ]).rendered)
+        }
         if uninstall {
             try await client.deleteToken()
             emit("uninstalled")
@@ -122,6 +141,11 @@ struct DeviceCommand: AsyncParsableCommand {
         switch event {
         case .deletedMessages(let count):
             return "deleted: \(count)"
+        case .pushMessage(let id, let payload):
+            return JSONValue.object([
+                (key: "id", value: .string(id)),
+                (key: "push", value: .string(String(decoding: payload, as: UTF8.self))),
+            ]).rendered
         case .sent(let messageID):
             return "sent: \(messageID)"
         case .sendError(let messageID, let reason):

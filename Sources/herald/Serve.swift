@@ -21,6 +21,11 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("public-url"), help: "The URL clients reach Herald at (default http://HOST:PORT).")
     var publicURL: String?
 
+    @Option(
+        name: .customLong("web-push-audience"),
+        help: "Another origin Web Push senders' VAPID aud may name, such as https://fcm.googleapis.com (repeatable).")
+    var webPushAudiences: [String] = []
+
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
 
@@ -163,6 +168,7 @@ struct Serve: AsyncParsableCommand {
         configuration.deviceRequestLimits.registrationsPerDevice = deviceRegistrationsPerMinute
         configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
         configuration.publicURL = publicURL
+        configuration.webPushAudiences = webPushAudiences
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
         configuration.acknowledgementWait = Dispatcher.acknowledgementWait(

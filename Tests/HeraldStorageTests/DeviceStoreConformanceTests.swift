@@ -30,6 +30,24 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         try await storeWithDevice(backend)
     }
 
+    /// A push message to a push channel (RFC 8030) belongs to no project: its entry is
+    /// queued, read, withdrawn and acknowledged like any other, and counted nowhere.
+    @Test(arguments: Backend.allCases)
+    func aPushChannelsEntryHasNoProject(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        var first = queued("w1")
+        first.projectID = ""
+        var second = queued("w2")
+        second.projectID = ""
+        try await store.appendMessages([], queue: [first, second], limits: QueueLimits(ProjectSettings()), stats: [])
+        let pending = try await store.pendingMessages(androidID: 42, after: 0, limit: 10, now: Timestamp(seconds: 200))
+        #expect(pending.map(\.persistentID) == ["w1", "w2"] && pending.allSatisfy { $0.projectID.isEmpty })
+        #expect(try await store.withdraw(androidID: 42, persistentID: "w1"))
+        #expect(try await store.withdraw(androidID: 42, persistentID: "w1") == false)
+        #expect(try await store.acknowledge(androidID: 42, persistentIDs: ["w2"]) == 1)
+        #expect(try await store.queuedCount(androidID: 42) == 0)
+    }
+
     @Test(arguments: Backend.allCases)
     func devicesKeepTheirFull64BitIdentity(_ backend: Backend) async throws {
         let store = try await prepared(backend)

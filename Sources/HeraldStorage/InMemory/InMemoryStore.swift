@@ -110,7 +110,9 @@ public actor InMemoryStore: HeraldStore {
         for message in batch where messages[message.id] != nil {
             throw StoreError.conflict("message id \(message.id)")
         }
-        for projectID in batch.map(\.projectID) + entries.map(\.projectID) where projectsByID[projectID] == nil {
+        // A push channel's entries belong to no project (empty id).
+        for projectID in batch.map(\.projectID) + entries.map(\.projectID)
+        where !projectID.isEmpty && projectsByID[projectID] == nil {
             throw StoreError.notFound("project \(projectID)")
         }
         let devices = Set(entries.map(\.androidID))
@@ -231,6 +233,12 @@ public actor InMemoryStore: HeraldStore {
                     androidID: $0.androidID, at: now)
             })
         return removed.count
+    }
+
+    public func withdraw(androidID: UInt64, persistentID: String) -> Bool {
+        let before = queue.count
+        queue.removeAll { $0.androidID == androidID && $0.persistentID == persistentID }
+        return queue.count < before
     }
 
     public func acknowledge(batch: [UInt64: [String]]) -> Int {
@@ -356,7 +364,9 @@ public actor InMemoryStore: HeraldStore {
     }
 
     public func record(_ additions: [DeliveryStat]) {
-        for stat in additions { stats[stat.key, default: [:]][stat.counter, default: 0] += stat.amount }
+        for stat in additions where !stat.key.projectID.isEmpty {
+            stats[stat.key, default: [:]][stat.counter, default: 0] += stat.amount
+        }
     }
 
     public func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) -> Bool {

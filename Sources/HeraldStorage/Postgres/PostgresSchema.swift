@@ -237,6 +237,11 @@ extension PostgresStore {
                 "CREATE INDEX upstream_messages_device ON upstream_messages(android_id) WHERE kind = 'message'",
             ]
         ),
+        (
+            // A push message to a push channel (RFC 8030) belongs to no project.
+            "v9-queue-rows-without-project",
+            ["ALTER TABLE device_queue ALTER COLUMN project_id DROP NOT NULL"]
+        ),
     ]
 
     func migrate() async throws {

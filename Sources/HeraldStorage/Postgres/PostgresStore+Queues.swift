@@ -106,7 +106,7 @@ extension PostgresStore {
         """
         INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
             created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count, receipt_id)
-        SELECT android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
+        SELECT android_id, token, persistent_id, message_id, NULLIF(project_id, ''), stanza, created_at, expires_at,
             CASE WHEN has_collapse_key THEN collapse_key END, is_high_priority, app_id, analytics_label,
             deleted_count, receipt_id
         FROM UNNEST(\(binds.place(entries.map { Int64(bitPattern: $0.androidID) }))::bigint[],
@@ -158,6 +158,14 @@ extension PostgresStore {
 
     public func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int {
         try await acknowledge(batch: [androidID: persistentIDs])
+    }
+
+    public func withdraw(androidID: UInt64, persistentID: String) async throws -> Bool {
+        try await count(
+            """
+            DELETE FROM device_queue WHERE android_id = \(Int64(bitPattern: androidID)) AND persistent_id = \(persistentID)
+            RETURNING 1
+            """) > 0
     }
 
     public func acknowledge(batch: [UInt64: [String]]) async throws -> Int {

@@ -265,6 +265,44 @@ extension SQLiteStore {
                     CREATE INDEX upstream_messages_device ON upstream_messages(android_id) WHERE kind = 'message';
                     """)
         }
+        migrator.registerMigration("v13-queue-rows-without-project") { db in
+            // A push message to a browser's or a client's push channel (RFC 8030) belongs to no
+            // project: its queue row has no project id.
+            try db.execute(
+                sql: """
+                    CREATE TABLE device_queue_new (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        android_id INTEGER NOT NULL,
+                        token TEXT NOT NULL,
+                        persistent_id TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        project_id TEXT REFERENCES projects(id) ON DELETE CASCADE,
+                        stanza BLOB NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        collapse_key TEXT,
+                        is_high_priority INTEGER NOT NULL DEFAULT 0,
+                        app_id TEXT NOT NULL DEFAULT '',
+                        analytics_label TEXT NOT NULL DEFAULT '',
+                        deleted_count INTEGER NOT NULL DEFAULT 0,
+                        stanza_id INTEGER,
+                        receipt_id TEXT NOT NULL DEFAULT ''
+                    );
+                    INSERT INTO device_queue_new
+                        (sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                         expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count, stanza_id,
+                         receipt_id)
+                        SELECT sequence, android_id, token, persistent_id, message_id, project_id, stanza, created_at,
+                            expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count,
+                            stanza_id, receipt_id
+                        FROM device_queue;
+                    DROP TABLE device_queue;
+                    ALTER TABLE device_queue_new RENAME TO device_queue;
+                    CREATE INDEX device_queue_device ON device_queue(android_id, sequence);
+                    CREATE INDEX device_queue_expiry ON device_queue(expires_at);
+                    CREATE INDEX device_queue_stanza ON device_queue(stanza_id) WHERE stanza_id IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

@@ -44,7 +44,7 @@ extension SQLiteStore {
             bindText(handle, 2, entry.token)
             bindText(handle, 3, entry.persistentID)
             bindText(handle, 4, entry.messageID)
-            bindText(handle, 5, entry.projectID)
+            if entry.projectID.isEmpty { sqlite3_bind_null(handle, 5) } else { bindText(handle, 5, entry.projectID) }
             bindBlob(handle, 6, stanzaID == nil ? entry.stanza : [])
             sqlite3_bind_int64(handle, 7, entry.createdAt.milliseconds)
             sqlite3_bind_int64(handle, 8, entry.expiresAt.milliseconds)

@@ -73,7 +73,7 @@ extension SQLiteStore {
         try db.forEachCached(
             sql: """
                 DELETE FROM device_queue WHERE \(condition)
-                RETURNING project_id, created_at, app_id, analytics_label, deleted_count, receipt_id, token, android_id
+                RETURNING COALESCE(project_id, ''), created_at, app_id, analytics_label, deleted_count, receipt_id, token, android_id
                 """,
             arguments: arguments
         ) { row in
@@ -97,7 +97,8 @@ extension SQLiteStore {
     /// name), `stanza` standing for the row's stanza.
     static func queueColumns(stanza: String) -> String {
         """
-        sequence, android_id, token, persistent_id, message_id, project_id, \(stanza), created_at, expires_at, \
+        sequence, android_id, token, persistent_id, message_id, COALESCE(project_id, ''), \(stanza), created_at, \
+        expires_at, \
         collapse_key, is_high_priority, app_id, analytics_label, deleted_count
         """
     }
@@ -194,6 +195,14 @@ extension SQLiteStore {
 
     public func acknowledge(androidID: UInt64, persistentIDs: [String]) async throws -> Int {
         try await acknowledge(batch: [androidID: persistentIDs])
+    }
+
+    public func withdraw(androidID: UInt64, persistentID: String) async throws -> Bool {
+        try await write(short: true) { db in
+            try Self.deleteQueued(
+                where: "android_id = ? AND persistent_id = ?", [Int64(bitPattern: androidID), persistentID], db
+            ).count > 0
+        }
     }
 
     public func acknowledge(batch: [UInt64: [String]]) async throws -> Int {

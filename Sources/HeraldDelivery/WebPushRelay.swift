@@ -1,0 +1,155 @@
+public import HeraldCore
+public import HeraldProtocol
+public import HeraldStorage
+public import HeraldTelemetry
+public import Logging
+
+/// The push service side of Web Push (RFC 8030): takes a push message an application
+/// server posts to one of the push channels Herald issued (a browser's `register3` channel,
+/// a `HeraldClient` subscription), checks its VAPID credential (RFC 8292) against the
+/// channel, and carries the encrypted body, which Herald cannot read, to the channel's
+/// device: at once to a connected one, queued for one that is not, under the D and L rules.
+public final class WebPushRelay: Sendable {
+    public struct Configuration: Sendable {
+        /// The base URL of the endpoints and message resources handed out.
+        public var publicURL: String
+        /// The origins a VAPID JWT's `aud` may name: Herald's own, and any the operator maps
+        /// to it (Google's host names, for browsers pointed at Herald).
+        public var audiences: Set<String>
+
+        public init(publicURL: String, audiences: Set<String> = []) {
+            let base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
+            self.publicURL = base
+            self.audiences = audiences.union([Self.origin(of: base)])
+        }
+
+        /// `scheme://host[:port]` of a URL.
+        static func origin(of url: String) -> String {
+            guard let schemeEnd = url.range(of: "://") else { return url }
+            let rest = url[schemeEnd.upperBound...]
+            let host = rest.prefix { $0 != "/" }
+            return String(url[..<schemeEnd.upperBound]) + host
+        }
+    }
+
+    /// A message taken: its id, the time to live kept, and the URL that withdraws it.
+    public struct Accepted: Sendable, Equatable {
+        public var messageID: String
+        public var ttlSeconds: Int64
+        public var location: String
+    }
+
+    /// The prefix of the push endpoints handed out: `<public url>/wp/<channel token>`.
+    public static let endpointPath = "/wp/"
+    /// The prefix of message resources: `<public url>/wp/m/<channel token>/<message id>`.
+    public static let messagePath = "/wp/m/"
+
+    public let configuration: Configuration
+    private let store: any HeraldStore
+    private let registry: DeviceRegistry
+    private let quotas: Quotas
+    private let clock: any HeraldClock
+    private let metrics: HeraldMetrics
+    private let logger: Logger
+
+    public init(
+        configuration: Configuration, store: any HeraldStore, registry: DeviceRegistry, quotas: Quotas,
+        clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.registry = registry
+        self.quotas = quotas
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    /// The endpoint of a push channel.
+    public func endpoint(token: String) -> String {
+        configuration.publicURL + Self.endpointPath + token
+    }
+
+    /// The channel token of one of this server's endpoints (`/wp/` or `/fcm/send/`), if the
+    /// URL is one.
+    public func token(ofEndpoint url: String) -> String? {
+        for path in [Self.endpointPath, "/fcm/send/"] {
+            let prefix = configuration.publicURL + path
+            if url.hasPrefix(prefix), case let token = String(url.dropFirst(prefix.count)), !token.isEmpty,
+                !token.contains("/")
+            {
+                return token
+            }
+        }
+        return nil
+    }
+
+    /// Takes a push message for the channel `token`; throws a `WebPushRequest.Refusal`
+    /// with the status the sender gets.
+    public func push(_ request: WebPushRequest, token: String, credential: VAPID.Credential?) async throws
+        -> Accepted
+    {
+        let channel = try await self.channel(token)
+        let now = clock.now()
+        let subscriptionKey = Self.applicationServerKey(channel.sender)
+        if let credential {
+            do {
+                try VAPID.verify(
+                    credential, audiences: configuration.audiences, subscriptionKey: subscriptionKey, now: now)
+            } catch {
+                metrics.increment("herald_web_push_refused_total", [("reason", "vapid")])
+                throw WebPushRequest.Refusal(status: error.isForbidden ? 403 : 401, reason: error.description)
+            }
+        } else if subscriptionKey != nil {
+            throw WebPushRequest.Refusal(status: 401, reason: VAPID.Failure.missing.description)
+        }
+        if let wait = quotas.admitChannelMessage(token: token, now: now) {
+            throw WebPushRequest.Refusal(
+                status: 429, reason: "Too many messages to this push channel (SEMANTICS T6).", retryAfterSeconds: wait)
+        }
+        let id = SecureRandom.token(bytes: 16)
+        let entry = QueuedMessage(
+            androidID: channel.androidID, token: channel.token, persistentID: id, messageID: id, projectID: "",
+            stanza: MCSFrame.webPushStanza(
+                request, category: channel.appID, from: channel.sender, subtype: channel.subtype),
+            createdAt: now, expiresAt: now.adding(seconds: request.ttlSeconds), collapseKey: request.topic,
+            isHighPriority: request.urgency == .high, appID: channel.appID)
+        if request.ttlSeconds == 0 {
+            // Now or never (SEMANTICS D6): to a connection on this node, else dropped.
+            let delivered = registry.deliverNow(androidID: channel.androidID, entry)
+            metrics.increment("herald_web_push_messages_total", [("outcome", delivered ? "delivered" : "dropped")])
+        } else {
+            let enqueued = try await store.appendMessages(
+                [], queue: [entry], limits: QueueLimits(ProjectSettings()), stats: [])
+            for outcome in enqueued { registry.stored(outcome.stored) }
+            metrics.increment("herald_web_push_messages_total", [("outcome", "stored")])
+        }
+        return Accepted(
+            messageID: id, ttlSeconds: request.ttlSeconds,
+            location: configuration.publicURL + Self.messagePath + token + "/" + id)
+    }
+
+    /// Withdraws a message not yet delivered (RFC 8030 §6.2); false when it is gone.
+    public func withdraw(token: String, messageID: String) async throws -> Bool {
+        let channel = try await self.channel(token)
+        return try await store.withdraw(androidID: channel.androidID, persistentID: messageID)
+    }
+
+    /// The live push channel `token` names: 404 for none, 410 for one unsubscribed.
+    public func channel(_ token: String) async throws -> Registration {
+        guard let channel = try await store.registration(token: token), channel.kind == .webChannel else {
+            throw WebPushRequest.Refusal(status: 404, reason: "No push channel has this endpoint.")
+        }
+        guard channel.deletedAt == nil else {
+            throw WebPushRequest.Refusal(status: 410, reason: "The push channel was unsubscribed.")
+        }
+        return channel
+    }
+
+    /// The application server key a channel was made for, when its sender is one (an
+    /// uncompressed P-256 point in base64url); nil for a channel made without a key.
+    static func applicationServerKey(_ sender: String) -> [UInt8]? {
+        guard let bytes = Base64URL.decode(sender), bytes.count == 65, bytes.first == 4 else { return nil }
+        return bytes
+    }
+}

@@ -1,0 +1,132 @@
+import HTTPTypes
+import HeraldCore
+import HeraldDelivery
+import HeraldProtocol
+import Hummingbird
+
+/// The push endpoints of Web Push (RFC 8030) for the push channels Herald issued: `POST
+/// /wp/{token}` (the endpoint handed out) and `POST /fcm/send/{token}` (the one browsers
+/// report), `DELETE` on a message resource to withdraw it, UnifiedPush's discovery answer
+/// on `GET /wp/{token}`, and a Matrix push gateway (`/_matrix/push/v1/notify`) that forwards
+/// each notification to the push channels its pushkeys name. Answers are plain text, as
+/// push services give them.
+struct WebPushRoutes {
+    let environment: HTTPEnvironment
+
+    func register(on router: Router<HeraldRequestContext>) {
+        router.post("/wp/:token") { request, context in
+            await push(request, token: context.parameters.get("token") ?? "")
+        }
+        router.post("/fcm/send/:token") { request, context in
+            await push(request, token: context.parameters.get("token") ?? "")
+        }
+        router.get("/wp/:token") { _, context in
+            await discover(token: context.parameters.get("token") ?? "")
+        }
+        router.post("/_matrix/push/v1/notify") { request, _ in await notify(request) }
+        router.get("/_matrix/push/v1/notify") { _, _ in
+            Response.json(.object([("unifiedpush", .object([("gateway", .string("matrix"))]))]))
+        }
+        router.delete("/wp/m/:token/:message") { _, context in
+            await withdraw(
+                token: context.parameters.get("token") ?? "", messageID: context.parameters.get("message") ?? "")
+        }
+    }
+
+    private func push(_ request: Request, token: String) async -> Response {
+        await answering {
+            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            guard let body = try? await request.body.collect(upTo: WebPushRequest.maximumBodyBytes + 1) else {
+                throw WebPushRequest.Refusal(status: 413, reason: "The body is larger than 4096 bytes.")
+            }
+            let headers = request.headers
+            let parsed = try WebPushRequest.parse(
+                header: { name in HTTPField.Name(name).flatMap { headers[$0] } },
+                body: Array(body.readableBytesView))
+            let credential: VAPID.Credential?
+            do {
+                credential = try VAPID.credential(
+                    authorization: headers[.authorization],
+                    cryptoKey: HTTPField.Name("crypto-key").flatMap { headers[$0] })
+            } catch let failure as VAPID.Failure {
+                throw WebPushRequest.Refusal(status: 401, reason: failure.description)
+            }
+            let accepted = try await relay.push(parsed, token: token, credential: credential)
+            var fields: HTTPFields = [.location: accepted.location]
+            fields[HTTPField.Name("TTL")!] = String(accepted.ttlSeconds)
+            return Response(status: .created, headers: fields)
+        }
+    }
+
+    /// UnifiedPush's discovery: a distributor's server answers `{"unifiedpush":{"version":1}}`.
+    private func discover(token: String) async -> Response {
+        await answering {
+            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            _ = try await relay.channel(token)
+            return Response.json(.object([("unifiedpush", .object([("version", .number(1))]))]))
+        }
+    }
+
+    private func withdraw(token: String, messageID: String) async -> Response {
+        await answering {
+            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            guard try await relay.withdraw(token: token, messageID: messageID) else {
+                throw WebPushRequest.Refusal(status: 404, reason: "No such undelivered message.")
+            }
+            return Response(status: .noContent)
+        }
+    }
+
+    /// A Matrix homeserver's notification (Push Gateway API): the whole notification goes,
+    /// as the push message's body, to each device whose pushkey is one of Herald's
+    /// endpoints; pushkeys of unknown or unsubscribed channels come back as `rejected`, so
+    /// that the homeserver drops them. Other pushkeys are not Herald's to judge.
+    private func notify(_ request: Request) async -> Response {
+        await answering {
+            guard let relay = environment.webPush,
+                let body = try? await request.body.collect(upTo: WebPushRequest.maximumBodyBytes + 1),
+                let json = try? JSONParser.parse(Array(body.readableBytesView)),
+                let notification = json["notification"], case .object = notification
+            else { throw WebPushRequest.Refusal(status: 400, reason: "The body is not a Matrix notification.") }
+            let payload = Array(JSONValue.object([("notification", notification)]).rendered.utf8)
+            guard payload.count <= WebPushRequest.maximumBodyBytes else {
+                throw WebPushRequest.Refusal(status: 413, reason: "The notification is larger than 4096 bytes.")
+            }
+            let urgency: WebPushRequest.Urgency = notification["prio"]?.stringValue == "low" ? .normal : .high
+            var rejected: [JSONValue] = []
+            for device in notification["devices"]?.arrayElements ?? [] {
+                guard let pushkey = device["pushkey"]?.stringValue, let token = relay.token(ofEndpoint: pushkey) else {
+                    continue
+                }
+                do {
+                    _ = try await relay.push(
+                        WebPushRequest(ttlSeconds: 86_400, urgency: urgency, body: payload), token: token,
+                        credential: nil)
+                } catch let refusal as WebPushRequest.Refusal where refusal.status == 404 || refusal.status == 410 {
+                    rejected.append(.string(pushkey))
+                } catch let refusal as WebPushRequest.Refusal {
+                    environment.logger.debug("matrix notification not sent", metadata: ["reason": "\(refusal.reason)"])
+                }
+            }
+            return Response.json(.object([("rejected", .array(rejected))]))
+        }
+    }
+
+    private static let unknownChannel = WebPushRequest.Refusal(
+        status: 404, reason: "No push channel has this endpoint.")
+
+    /// Runs a handler, turning refusals and failures into plain-text answers.
+    private func answering(_ body: () async throws -> Response) async -> Response {
+        do {
+            return try await body()
+        } catch let refusal as WebPushRequest.Refusal {
+            return LegacySendRoutes.text(
+                refusal.reason, status: HTTPResponse.Status(code: refusal.status), retryAfter: refusal.retryAfterSeconds
+            )
+        } catch {
+            environment.logger.error("web push failed", metadata: ["error": "\(error)"])
+            return LegacySendRoutes.text(
+                "The push service failed; try again.", status: .serviceUnavailable, retryAfter: 1)
+        }
+    }
+}
