@@ -2,7 +2,8 @@
 pointed at it with --gcm-checkin-url, --gcm-registration-url and --gcm-mcs-endpoint, trusting
 Herald's CA through an NSS database. Two origins subscribe with the Push API, one
 unsubscribes, and the other still receives a message sent with firebase-admin; the browser's
-own log (chrome://gcm-internals) shows its unregistration succeeded. Rules: L2, L6.
+own log (chrome://gcm-internals) shows its unregistration succeeded. A Web Push library
+(pywebpush, VAPID) reaches a service worker through Herald in both encodings. Rules: L2, L6.
 
 Driven over the DevTools protocol; notification permission is granted with
 Browser.grantPermissions, which holds only while that DevTools connection stays open."""
@@ -237,3 +238,30 @@ def test_L6_a_browser_unsubscribes_one_site_and_the_other_still_receives(herald,
     finally:
         for origin in origins:
             origin.stop()
+
+
+def test_a_web_push_library_reaches_the_service_worker_of_a_real_browser(herald, browser):
+    """pywebpush with a VAPID key posts to the browser's own subscription (its endpoint's
+    Google origin swapped for Herald's): the browser decrypts it and its service worker's
+    push event sees the plaintext. Herald never holds the keys."""
+    from py_vapid import Vapid
+    from pywebpush import webpush
+
+    vapid = Vapid()
+    vapid.generate_keys()
+    point = vapid.public_key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+    key = base64.urlsafe_b64encode(point).rstrip(b"=").decode()
+    origin = Origin()
+    try:
+        browser.call("Browser.grantPermissions", origin=origin.url, permissions=["notifications"])
+        session = browser.open(f"{origin.url}/")
+        subscription = json.loads(browser.evaluate(session, f"subscribe('{key}')"))
+        token = subscription["endpoint"].split("/fcm/send/")[1]
+        subscription["endpoint"] = f"{herald.url}/fcm/send/{token}"
+        for encoding in ("aes128gcm", "aesgcm"):
+            answer = webpush(subscription, data=f"hello browser {encoding}", vapid_private_key=vapid,
+                             vapid_claims={"sub": "mailto:ops@example.com"}, content_encoding=encoding, ttl=60)
+            assert answer.status_code == 201
+            assert origin.pushes.get(timeout=30) == f"hello browser {encoding}"
+    finally:
+        origin.stop()
