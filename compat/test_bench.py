@@ -39,6 +39,12 @@ def test_upstream_messages_from_every_device_reach_the_app_servers_once():
     assert report["per_second"] > 0 and report["server_cpu_us_per_message"] > 0
 
 
+def test_web_push_messages_reach_every_subscribed_device():
+    report = bench("webpush", "--devices", "30", "--messages", "150", "--senders", "3")
+    assert report["sent"] == 150 and report["received"] == 150
+    assert report["per_second"] > 0 and report["server_cpu_us_per_push"] > 0 and report["latency_p99_ms"] > 0
+
+
 def test_fanout_to_a_small_topic_on_a_busy_node_reaches_only_its_subscribers():
     report = bench("fanout", "--subscribers", "30", "--connected", "30", "--others", "60", "--plaintext")
     assert report["connected_received"] == 30

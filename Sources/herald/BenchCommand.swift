@@ -11,6 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure Herald: one given by --url, or a herald serve the benchmark starts and removes.",
         subcommands: [
             Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self, Pace.self, Upstream.self,
+            WebPush.self,
         ])
 
     /// Gateway options shared by the device benchmarks.
@@ -316,6 +317,39 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    struct WebPush: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "webpush",
+            abstract:
+                "Push messages (RFC 8030, VAPID-signed) to N connected Web Push subscriptions: pushes a second, "
+                + "server CPU a push, latency to the device.")
+
+        @OptionGroup var targetOptions: TargetOptions
+        @Option(help: "Connected devices, each with one subscription.") var devices = 1000
+        @Option(help: "Push messages in all, spread over the devices.") var messages = 20_000
+        @Option(help: "Concurrent senders (HTTP/1.1 connections).") var senders = 16
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
+        var serverPID: Int32?
+        @Flag(help: "Print the result as JSON.") var json = false
+
+        func run() async throws {
+            let report = try await BenchCommand.against(targetOptions, json: json) { target, server in
+                let benchmark = WebPushBenchmark(
+                    options: .init(
+                        target: target, devices: devices, messages: messages, senders: senders,
+                        serverPID: serverPID ?? server?.pid))
+                return try await BenchOutput.run(json: json, benchmark.run)
+            }
+            guard let report else { return }
+            let cpu = report.cpuMicrosecondsPerPush.map { String(format: "%.1f", $0) } ?? "-"
+            print("devices   sent   received   seconds   pushes/s   server CPU µs/push   p50 ms   p99 ms")
+            print(
+                "\(report.devices)   \(report.sent)   \(report.received)   " + String(format: "%.2f", report.seconds)
+                    + "   \(Int(report.perSecond))   \(cpu)   " + String(format: "%.2f", report.latency.p50 / 1000)
+                    + "   " + String(format: "%.2f", report.latency.p99 / 1000))
+        }
+    }
+
     struct Drain: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "K messages stored for an offline app instance: time to deliver them all once it connects.")
@@ -494,5 +528,6 @@ extension ConnectBenchmark.Report: JSONReport {}
 extension EndToEndBenchmark.Report: JSONReport {}
 extension FanoutBenchmark.Report: JSONReport {}
 extension UpstreamBenchmark.Report: JSONReport {}
+extension WebPushBenchmark.Report: JSONReport {}
 extension DrainBenchmark.Report: JSONReport {}
 extension QuotaBenchmark.Report: JSONReport {}
