@@ -463,12 +463,14 @@ public actor HeraldClient {
         if let subscription = identity.webPush,
             stanza.appData.contains(where: { $0.key == "subtype" && $0.value == subscription.subtype })
         {
-            guard let event = pushMessage(stanza, subscription: subscription) else {
-                logger.warning("undecryptable push message dropped", metadata: ["id": "\(stanza.persistentID)"])
+            // Seen before (its acknowledgement was lost with the connection): acknowledge only.
+            guard !identity.handledMessageIDs.contains(stanza.persistentID),
+                let event = pushMessage(stanza, subscription: subscription)
+            else {
                 acknowledge(persistentID: stanza.persistentID)
                 return
             }
-            deliver(PendingEvent(event: event, persistentID: stanza.persistentID))
+            deliver(PendingEvent(event: event, persistentID: stanza.persistentID, messageID: stanza.persistentID))
             return
         }
         if stanza.appData.first(where: { $0.key == "message_type" })?.value == "deleted_messages" {

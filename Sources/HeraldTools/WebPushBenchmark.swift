@@ -15,6 +15,8 @@ public struct WebPushBenchmark: Sendable {
         public var devices: Int
         public var messages: Int
         public var senders: Int
+        /// Pushes a second in all; 0 posts each as soon as the sender's last is answered.
+        public var rate: Int = 0
         public var serverPID: Int32?
 
         public init(target: BenchTarget, devices: Int, messages: Int, senders: Int, serverPID: Int32?) {
@@ -84,6 +86,11 @@ public struct WebPushBenchmark: Sendable {
                     try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
                         connection in
                         for sequence in stride(from: sender, to: options.messages, by: options.senders) {
+                            if options.rate > 0 {
+                                try await Task.sleep(
+                                    until: started + .nanoseconds(Int64(sequence) * 1_000_000_000 / Int64(options.rate))
+                                )
+                            }
                             var body = (0..<8).map { UInt8(truncatingIfNeeded: sequence >> (56 - 8 * $0)) }
                             body += [UInt8](repeating: 0x5A, count: 112)
                             sends.record(sequence, (ContinuousClock.now - origin).nanoseconds)

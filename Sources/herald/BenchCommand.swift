@@ -328,16 +328,18 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Connected devices, each with one subscription.") var devices = 1000
         @Option(help: "Push messages in all, spread over the devices.") var messages = 20_000
         @Option(help: "Concurrent senders (HTTP/1.1 connections).") var senders = 16
+        @Option(help: "Pushes a second in all; 0 for as fast as the senders go.") var rate = 0
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
         var serverPID: Int32?
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
             let report = try await BenchCommand.against(targetOptions, json: json) { target, server in
-                let benchmark = WebPushBenchmark(
-                    options: .init(
-                        target: target, devices: devices, messages: messages, senders: senders,
-                        serverPID: serverPID ?? server?.pid))
+                var options = WebPushBenchmark.Options(
+                    target: target, devices: devices, messages: messages, senders: senders,
+                    serverPID: serverPID ?? server?.pid)
+                options.rate = rate
+                let benchmark = WebPushBenchmark(options: options)
                 return try await BenchOutput.run(json: json, benchmark.run)
             }
             guard let report else { return }
