@@ -193,24 +193,24 @@ public final class Quotas: Sendable {
     /// Counts one message to an app instance (SEMANTICS T6), or throws `QUOTA_EXCEEDED`
     /// for that token (legacy `DeviceMessageRateExceeded`), counting nothing.
     public func admitDeviceMessage(token: String, project: Project, now: Timestamp) throws(HeraldError) {
-        let settings = project.settings
-        let wait = state.withLock { state -> Int64 in
+        let wait = admitToDevice(token: token, settings: project.settings, now: now)
+        if wait > 0 { throw deviceMessageRateExceeded(project, waitMilliseconds: wait) }
+    }
+
+    /// Counts one message to `token` under `settings`' T6 windows; 0 when counted,
+    /// otherwise the milliseconds to wait.
+    private func admitToDevice(token: String, settings: ProjectSettings, now: Timestamp) -> Int64 {
+        state.withLock { state -> Int64 in
             sweep(&state, now: now)
             return state.devices[token, default: DeviceWindows()].admit(
                 perMinute: settings.devicePerMinute, perHour: settings.devicePerHour, at: now)
         }
-        if wait > 0 { throw deviceMessageRateExceeded(project, waitMilliseconds: wait) }
     }
 
     /// Counts one push message to a push channel (RFC 8030), which belongs to no project,
     /// under the default T6 limits; nil when counted, otherwise the seconds to wait.
     public func admitChannelMessage(token: String, now: Timestamp) -> Int? {
-        let settings = ProjectSettings()
-        let wait = state.withLock { state -> Int64 in
-            sweep(&state, now: now)
-            return state.devices[token, default: DeviceWindows()].admit(
-                perMinute: settings.devicePerMinute, perHour: settings.devicePerHour, at: now)
-        }
+        let wait = admitToDevice(token: token, settings: ProjectSettings(), now: now)
         return wait > 0 ? Self.seconds(wait) : nil
     }
 
