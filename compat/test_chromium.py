@@ -118,7 +118,8 @@ class DevTools:
     def open(self, url):
         target = self.call("Target.createTarget", url=url)["targetId"]
         session = self.call("Target.attachToTarget", targetId=target, flatten=True)["sessionId"]
-        self.wait_for(session, "document.readyState === 'complete'")
+        # A new target starts on about:blank, already complete: wait for the page asked for.
+        self.wait_for(session, f"location.href.startsWith({json.dumps(url)}) && document.readyState === 'complete'")
         return session
 
     def evaluate(self, session, expression):
