@@ -2,7 +2,8 @@
 pointed at it with --gcm-checkin-url, --gcm-registration-url and --gcm-mcs-endpoint, trusting
 Herald's CA through an NSS database. Two origins subscribe with the Push API, one
 unsubscribes, and the other still receives a message sent with firebase-admin; the browser's
-own log (chrome://gcm-internals) shows its unregistration succeeded. A Web Push library
+own log (chrome://gcm-internals) shows its unregistration succeeded, and `herald project show`
+lists the sites' registrations. A Web Push library
 (pywebpush, VAPID) reaches a service worker through Herald in both encodings. Rules: L2, L6.
 
 Driven over the DevTools protocol; notification permission is granted with
@@ -212,6 +213,10 @@ def test_L6_a_browser_unsubscribes_one_site_and_the_other_still_receives(herald,
             sessions.append(session)
             tokens.append(web_registration(herald, project, subscription))
 
+        # herald project show lists the browser's registrations by the site their channel is for.
+        shown = herald.cli("project", "show", project["id"])
+        assert all(f"{origin.url}/" in shown for origin in origins)
+
         for origin, token in zip(origins, tokens):
             messaging.send(messaging.Message(token=token, data={"site": origin.url}), app=app)
             assert origin.url in origins[origins.index(origin)].pushes.get(timeout=30)
@@ -227,6 +232,8 @@ def test_L6_a_browser_unsubscribes_one_site_and_the_other_still_receives(herald,
                 break
             assert time.time() < deadline, "the unsubscribed site's token is still registered"
             time.sleep(0.3)
+        shown = herald.cli("project", "show", project["id"])
+        assert f"{origins[0].url}/" not in shown and f"{origins[1].url}/" in shown
         # ... and only that one: the other site still receives.
         messaging.send(messaging.Message(token=tokens[1], data={"still": "subscribed"}), app=app)
         assert "subscribed" in origins[1].pushes.get(timeout=30)

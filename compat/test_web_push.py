@@ -1,7 +1,8 @@
 """Web Push (RFC 8030, 8291, 8292) from a real sender library: pywebpush with a VAPID key
 made by py-vapid posts to a `herald device --web-push` subscription, encrypted with both
 encodings; Herald relays bytes it cannot read, and the device decrypts them. Also the
-endpoint's refusals, TTL 0, Topic replacement, withdrawal, and UnifiedPush's discovery.
+endpoint's refusals, TTL 0, Topic replacement, withdrawal, push message receipts, and
+UnifiedPush's discovery.
 Rules: D2 (Topic replaces), D5/D6 (TTL), L4 (stored for an offline device)."""
 import base64
 import json
@@ -167,3 +168,50 @@ def test_a_matrix_gateway_notification_reaches_a_unifiedpush_subscription(push_s
         assert received["notification"]["event_id"] == "$e1" and received["notification"]["counts"] == {"unread": 1}
     finally:
         device.stop()
+
+
+def read_receipts(url, after=0, wait=0):
+    request = urllib.request.Request(f"{url}?after={after}", headers={"Prefer": f"wait={wait}"})
+    with urllib.request.urlopen(request, timeout=wait + 10) as response:
+        return json.loads(response.read())["receipts"]
+
+
+def test_a_receipt_arrives_after_the_device_acknowledges_and_survives_a_kill(vapid, tmp_path):
+    """RFC 8030 section 5.1: Prefer: respond-async is answered 202 with a Link to a receipt
+    subscription, which Push-Receipt names again; the receipts are kept in the store."""
+    server = HeraldServer()
+    server.projects = {"compat-webpush": server.create_project("compat-webpush")}
+    server.start()
+    subscriber = Subscriber(server, tmp_path / "device.json", vapid)
+    try:
+        subscriber.stop()
+        first = subscriber.push(vapid, "with a receipt", headers={"Prefer": "respond-async"})
+        assert first.status_code == 202
+        link, relation = first.headers["Link"].split(";", 1)
+        assert relation.strip() == 'rel="urn:ietf:params:push:receipt"'
+        receipts_url = link.strip("<> ")
+        assert receipts_url.startswith(f"{server.url}/wp/r/")
+        second = subscriber.push(vapid, "into the same subscription", headers={"Push-Receipt": receipts_url})
+        assert second.status_code == 201 and second.headers["Link"] == first.headers["Link"]
+        assert read_receipts(receipts_url) == []
+        subscriber.start()
+        assert sorted(subscriber.device.message()["push"] for _ in range(2)) == [
+            "into the same subscription", "with a receipt"]
+        received = read_receipts(receipts_url, wait=10)
+        while len(received) < 2:
+            received += read_receipts(receipts_url, after=received[-1]["sequence"], wait=10)
+        assert sorted(receipt["message"] for receipt in received) == sorted(
+            [first.headers["Location"], second.headers["Location"]])
+        subscriber.stop()
+        # Kept in the store: a killed server still has them, until the sender says it read them.
+        server.process.kill()
+        server.process.wait()
+        server.start()
+        assert read_receipts(receipts_url) == received
+        assert read_receipts(receipts_url, after=received[-1]["sequence"]) == []
+        # A Push-Receipt that is not one of this service's subscriptions is refused.
+        with pytest.raises(WebPushException) as refused:
+            subscriber.push(vapid, "x", headers={"Push-Receipt": "https://elsewhere.example/r/1"})
+        assert refused.value.response.status_code == 400
+    finally:
+        server.stop()

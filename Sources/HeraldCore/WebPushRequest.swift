@@ -35,8 +35,12 @@ public struct WebPushRequest: Sendable, Equatable {
     public var encryption: String?
     public var cryptoKey: String?
     public var body: [UInt8]
-    /// `Prefer: respond-async`: the sender wants a receipt when the device has the message.
+    /// `Prefer: respond-async`: the sender wants a receipt when the device has the message,
+    /// and is answered `202 Accepted` with a link to the receipt subscription it goes to.
     public var wantsReceipt: Bool
+    /// `Push-Receipt` (RFC 8030 §5.1): the receipt subscription the sender wants the receipt
+    /// in, one it was given before.
+    public var pushReceipt: String?
 
     /// The longest a push message is kept: four weeks (SEMANTICS D5).
     public static let maximumTTLSeconds: Int64 = 2_419_200
@@ -45,7 +49,8 @@ public struct WebPushRequest: Sendable, Equatable {
 
     public init(
         ttlSeconds: Int64, urgency: Urgency = .normal, topic: String? = nil, contentEncoding: String? = nil,
-        encryption: String? = nil, cryptoKey: String? = nil, body: [UInt8] = [], wantsReceipt: Bool = false
+        encryption: String? = nil, cryptoKey: String? = nil, body: [UInt8] = [], wantsReceipt: Bool = false,
+        pushReceipt: String? = nil
     ) {
         self.ttlSeconds = ttlSeconds
         self.urgency = urgency
@@ -55,6 +60,7 @@ public struct WebPushRequest: Sendable, Equatable {
         self.cryptoKey = cryptoKey
         self.body = body
         self.wantsReceipt = wantsReceipt
+        self.pushReceipt = pushReceipt
     }
 
     /// Reads a request; `header` answers a header's value by its lower-case name.
@@ -106,6 +112,7 @@ public struct WebPushRequest: Sendable, Equatable {
         }
         request.contentEncoding = encoding
         request.wantsReceipt = header("prefer")?.lowercased().contains("respond-async") ?? false
+        request.pushReceipt = header("push-receipt")?.trimmingSpaces
         return request
     }
 }

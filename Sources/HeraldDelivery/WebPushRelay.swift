@@ -32,17 +32,23 @@ public final class WebPushRelay: Sendable {
         }
     }
 
-    /// A message taken: its id, the time to live kept, and the URL that withdraws it.
+    /// A message taken: its id, the time to live kept, the URL that withdraws it, and the
+    /// receipt subscription its receipt goes to when one was asked for.
     public struct Accepted: Sendable, Equatable {
         public var messageID: String
         public var ttlSeconds: Int64
         public var location: String
+        public var receipts: String?
     }
 
     /// The prefix of the push endpoints handed out: `<public url>/wp/<channel token>`.
     public static let endpointPath = "/wp/"
     /// The prefix of message resources: `<public url>/wp/m/<channel token>/<message id>`.
     public static let messagePath = "/wp/m/"
+    /// The prefix of receipt subscriptions: `<public url>/wp/r/<subscription>`.
+    public static let receiptPath = "/wp/r/"
+    /// The most receipts one read of a receipt subscription answers.
+    public static let receiptsPerRead = 100
 
     public let configuration: Configuration
     private let store: any HeraldStore
@@ -107,17 +113,25 @@ public final class WebPushRelay: Sendable {
             throw WebPushRequest.Refusal(
                 status: 429, reason: "Too many messages to this push channel (SEMANTICS T6).", retryAfterSeconds: wait)
         }
+        let receipts = try receiptSubscription(for: request)
         let id = SecureRandom.token(bytes: 16)
-        let entry = QueuedMessage(
+        var entry = QueuedMessage(
             androidID: channel.androidID, token: channel.token, persistentID: id, messageID: id, projectID: "",
             stanza: MCSFrame.webPushStanza(
                 request, category: channel.appID, from: channel.sender, subtype: channel.subtype),
             createdAt: now, expiresAt: now.adding(seconds: request.ttlSeconds), collapseKey: request.topic,
             isHighPriority: request.urgency == .high, appID: channel.appID)
+        entry.receiptID = receipts ?? ""
         if request.ttlSeconds == 0 {
-            // Now or never (SEMANTICS D6): to a connection on this node, else dropped.
+            // Now or never (SEMANTICS D6): to a connection on this node, else dropped. Handed
+            // over, it is not queued, so its receipt is kept at once.
             let delivered = registry.deliverNow(androidID: channel.androidID, entry)
             metrics.increment("herald_web_push_messages_total", [("outcome", delivered ? "delivered" : "dropped")])
+            if delivered, let receipts {
+                try await store.appendPushReceipts([
+                    PushReceipt(subscription: receipts, token: token, messageID: id, acknowledgedAt: now)
+                ])
+            }
         } else {
             let enqueued = try await store.appendMessages(
                 [], queue: [entry], limits: QueueLimits(ProjectSettings()), stats: [])
@@ -125,8 +139,54 @@ public final class WebPushRelay: Sendable {
             metrics.increment("herald_web_push_messages_total", [("outcome", "stored")])
         }
         return Accepted(
-            messageID: id, ttlSeconds: request.ttlSeconds,
-            location: configuration.publicURL + Self.messagePath + token + "/" + id)
+            messageID: id, ttlSeconds: request.ttlSeconds, location: messageResource(token: token, messageID: id),
+            receipts: receipts)
+    }
+
+    /// The receipt subscription a push message's receipt goes to: the one its `Push-Receipt`
+    /// names (one of this service's, else 400), a new one for `Prefer: respond-async`, or
+    /// none.
+    private func receiptSubscription(for request: WebPushRequest) throws(WebPushRequest.Refusal) -> String? {
+        if let url = request.pushReceipt {
+            let prefix = configuration.publicURL + Self.receiptPath
+            let subscription = String(url.dropFirst(prefix.count))
+            guard url.hasPrefix(prefix), PushReceipt.isSubscription(subscription) else {
+                throw WebPushRequest.Refusal(
+                    status: 400, reason: "Push-Receipt must be a receipt subscription of this push service.")
+            }
+            return subscription
+        }
+        return request.wantsReceipt ? SecureRandom.token(bytes: 16) : nil
+    }
+
+    /// The URL of a message resource, which a receipt names and `DELETE` withdraws.
+    public func messageResource(token: String, messageID: String) -> String {
+        configuration.publicURL + Self.messagePath + token + "/" + messageID
+    }
+
+    /// The URL of a receipt subscription.
+    public func receiptSubscription(_ subscription: String) -> String {
+        configuration.publicURL + Self.receiptPath + subscription
+    }
+
+    /// The receipts waiting in a receipt subscription, after forgetting those up to
+    /// `acknowledgedThrough` (the sender has read them); when there are none, waits for one
+    /// up to `wait`, looking every `interval` (receipts are made on any node).
+    public func receipts(
+        subscription: String, acknowledgedThrough: Int64, wait: Duration, interval: Duration = .milliseconds(250)
+    ) async throws -> [PushReceipt] {
+        guard PushReceipt.isSubscription(subscription) else {
+            throw WebPushRequest.Refusal(status: 404, reason: "No such receipt subscription.")
+        }
+        let deadline = ContinuousClock.now + wait
+        var receipts = try await store.pushReceipts(
+            subscription: subscription, acknowledgedThrough: acknowledgedThrough, limit: Self.receiptsPerRead)
+        while receipts.isEmpty, ContinuousClock.now + interval <= deadline {
+            try await Task.sleep(for: interval)
+            receipts = try await store.pushReceipts(
+                subscription: subscription, acknowledgedThrough: 0, limit: Self.receiptsPerRead)
+        }
+        return receipts
     }
 
     /// Withdraws a message not yet delivered (RFC 8030 §6.2); false when it is gone.

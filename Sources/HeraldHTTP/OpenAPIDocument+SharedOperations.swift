@@ -15,13 +15,16 @@ extension OpenAPIDocument {
               {"name": "Topic", "in": "header", "schema": {"type": "string", "maxLength": 32}},
               {"name": "Content-Encoding", "in": "header", "schema": {"type": "string", "enum": ["aes128gcm", "aesgcm"]}},
               {"name": "Encryption", "in": "header", "schema": {"type": "string"}},
-              {"name": "Crypto-Key", "in": "header", "schema": {"type": "string"}}
+              {"name": "Crypto-Key", "in": "header", "schema": {"type": "string"}},
+              {"name": "Prefer", "in": "header", "description": "respond-async asks for a receipt.", "schema": {"type": "string"}},
+              {"name": "Push-Receipt", "in": "header", "description": "A receipt subscription given before, for the receipt.", "schema": {"type": "string"}}
             ],
             "requestBody": {
               "content": {"application/octet-stream": {"schema": {"type": "string", "format": "binary", "maxLength": 4096}}}
             },
             "responses": {
-              "201": {"description": "Accepted: Location names the message, TTL the time to live kept."},
+              "201": {"description": "Accepted: Location names the message, TTL the time to live kept, Link the receipt subscription when a receipt was asked for."},
+              "202": {"description": "Accepted with Prefer: respond-async: as 201, Link naming the receipt subscription."},
               "400": {"description": "A missing TTL or a bad encoding.", "content": {"text/plain": {"schema": {"type": "string"}}}},
               "401": {"description": "A bad or missing VAPID credential.", "content": {"text/plain": {"schema": {"type": "string"}}}},
               "403": {"description": "VAPID signed by another key than the channel's.", "content": {"text/plain": {"schema": {"type": "string"}}}},
@@ -33,6 +36,25 @@ extension OpenAPIDocument {
           }
         """#
     }
+
+    /// The read of a Web Push receipt subscription (`/wp/r/{subscription}`).
+    static let webPushReceipts = #"""
+          "get": {
+            "operationId": "webPushReceipts",
+            "summary": "The receipts of push messages sent with a receipt asked for (RFC 8030 section 5.1).",
+            "security": [],
+            "parameters": [
+              {"name": "subscription", "in": "path", "required": true, "schema": {"type": "string"}},
+              {"name": "after", "in": "query", "description": "The last sequence read; those up to it are forgotten.", "schema": {"type": "integer", "minimum": 0}},
+              {"name": "Prefer", "in": "header", "description": "wait=N waits up to N seconds (at most 30) for a receipt.", "schema": {"type": "string"}}
+            ],
+            "responses": {
+              "200": {"description": "The receipts: sequence, message resource and acknowledged (ms since the epoch).", "content": {"application/json": {"schema": {"type": "object", "properties": {"receipts": {"type": "array", "items": {"type": "object"}}}}}}},
+              "400": {"description": "A bad after.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "404": {"description": "Not a receipt subscription.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+            }
+          }
+        """#
 
     /// The operation of `/fcm/send` and `/gcm/send`, which differ only in their id and summary.
     static func legacySend(operationID: String, summary: String) -> String {

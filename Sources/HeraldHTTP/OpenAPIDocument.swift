@@ -295,6 +295,9 @@ enum OpenAPIDocument {
                 "responses": {"200": {"description": "The gateway answer.", "content": {"application/json": {"schema": {"type": "object"}}}}}
               }
             },
+            "/wp/r/{subscription}": {
+                \#(webPushReceipts)
+            },
             "/wp/m/{token}/{message}": {
               "delete": {
                 "operationId": "webPushWithdraw",

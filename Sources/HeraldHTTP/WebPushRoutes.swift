@@ -27,6 +27,9 @@ struct WebPushRoutes {
         router.get("/_matrix/push/v1/notify") { _, _ in
             Response.json(.object([("unifiedpush", .object([("gateway", .string("matrix"))]))]))
         }
+        router.get("/wp/r/:subscription") { request, context in
+            await receipts(request, subscription: context.parameters.get("subscription") ?? "")
+        }
         router.delete("/wp/m/:token/:message") { _, context in
             await withdraw(
                 token: context.parameters.get("token") ?? "", messageID: context.parameters.get("message") ?? "")
@@ -54,8 +57,57 @@ struct WebPushRoutes {
             let accepted = try await relay.push(parsed, token: token, credential: credential)
             var fields: HTTPFields = [.location: accepted.location]
             fields[HTTPField.Name("TTL")!] = String(accepted.ttlSeconds)
-            return Response(status: .created, headers: fields)
+            if let receipts = accepted.receipts {
+                fields[HTTPField.Name("Link")!] =
+                    "<\(relay.receiptSubscription(receipts))>; rel=\"urn:ietf:params:push:receipt\""
+            }
+            // Prefer: respond-async (RFC 7240) is answered as accepted, the receipt to follow.
+            return Response(status: parsed.wantsReceipt ? .accepted : .created, headers: fields)
         }
+    }
+
+    /// A receipt subscription's receipts (RFC 8030 §5.1), as JSON: each with its `sequence`,
+    /// the `message` resource it is for and when the device `acknowledged` it (milliseconds
+    /// since the epoch). `?after=<sequence>` says what the sender has read, which is then
+    /// forgotten; `Prefer: wait=<seconds>` (at most 30) waits for a receipt when none is there.
+    private func receipts(_ request: Request, subscription: String) async -> Response {
+        await answering {
+            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            let query = request.uri.queryParameters
+            guard let after = query.get("after").map({ Int64($0) }) ?? 0, after >= 0 else {
+                throw WebPushRequest.Refusal(status: 400, reason: "after must be a receipt's sequence.")
+            }
+            let wait = request.headers[HTTPField.Name("prefer")!].flatMap(Self.waitSeconds) ?? 0
+            let receipts = try await relay.receipts(
+                subscription: subscription, acknowledgedThrough: after, wait: .seconds(min(wait, 30)))
+            return Response.json(
+                .object([
+                    (
+                        "receipts",
+                        .array(
+                            receipts.map { receipt in
+                                .object([
+                                    ("sequence", .number(Double(receipt.sequence))),
+                                    (
+                                        "message",
+                                        .string(
+                                            relay.messageResource(token: receipt.token, messageID: receipt.messageID))
+                                    ),
+                                    ("acknowledged", .number(Double(receipt.acknowledgedAt.milliseconds))),
+                                ])
+                            })
+                    )
+                ]))
+        }
+    }
+
+    /// The seconds of a `Prefer: wait=N` preference (RFC 7240).
+    private static func waitSeconds(_ prefer: String) -> Int? {
+        for preference in prefer.split(separator: ",") {
+            let parts = preference.filter { $0 != " " && $0 != "\t" }.split(separator: "=", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "wait", let seconds = Int(parts[1]) { return max(seconds, 0) }
+        }
+        return nil
     }
 
     /// UnifiedPush's discovery: a distributor's server answers `{"unifiedpush":{"version":1}}`.

@@ -5,10 +5,11 @@ public import Logging
 public import ServiceLifecycle
 
 /// Deletes queued messages whose time to live has passed, counting them expired
-/// (SEMANTICS D5), and upstream messages no app server took in time, telling their devices.
+/// (SEMANTICS D5), upstream messages no app server took in time, telling their devices, and
+/// Web Push receipts no sender read in four weeks.
 /// Expired messages are never delivered even before the sweep: queue reads leave them out.
 public struct ExpirySweeper: Service {
-    let store: any QueueStore & RegistrationStore
+    let store: any QueueStore & RegistrationStore & UpstreamStore
     let upstream: UpstreamIntake?
     let clock: any HeraldClock
     let intervalSeconds: Int
@@ -16,7 +17,8 @@ public struct ExpirySweeper: Service {
     let logger: Logger
 
     public init(
-        store: any QueueStore & RegistrationStore, upstream: UpstreamIntake? = nil, clock: any HeraldClock,
+        store: any QueueStore & RegistrationStore & UpstreamStore, upstream: UpstreamIntake? = nil,
+        clock: any HeraldClock,
         intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400, logger: Logger
     ) {
         self.store = store
@@ -37,6 +39,7 @@ public struct ExpirySweeper: Service {
             if deleted < 1000 { break }
         }
         while let upstream, try await upstream.expire(limit: 1000) == 1000 {}
+        while try await store.deleteExpiredPushReceipts(now: clock.now(), limit: 1000) == 1000 {}
         return total
     }
 

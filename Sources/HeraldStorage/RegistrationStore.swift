@@ -25,6 +25,10 @@ public protocol RegistrationStore: Sendable {
     /// Every live registration a device's connection carries.
     func registrations(androidID: UInt64) async throws -> [Registration]
 
+    /// Up to `limit` of a project's live web registrations (browsers' and Web Push
+    /// receivers' app tokens, each riding a push channel), by token.
+    func webRegistrations(projectID: String, limit: Int) async throws -> [Registration]
+
     /// Marks a registration deleted (SEMANTICS L6) and discards its queued messages,
     /// counting them as unregistered; answers the registration, nil when there is no live one.
     func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration?

@@ -7,7 +7,9 @@ public import HeraldCore
 /// acknowledgement makes the message sendable again.
 ///
 /// Receipts are also made by `QueueStore.acknowledge`: acknowledging a queue entry that
-/// carries a `receiptID` keeps its receipt in the same transaction.
+/// carries a `receiptID` keeps its receipt in the same transaction: an XMPP delivery
+/// receipt for a project's message, a `PushReceipt` under the receipt subscription the
+/// `receiptID` names for a Web Push message (an entry of no project).
 ///
 /// Every method is a transaction of its own; a method that returns has made its change durable.
 public protocol UpstreamStore: Sendable {
@@ -41,4 +43,15 @@ public protocol UpstreamStore: Sendable {
 
     /// How many upstream messages (receipts left out) a device has waiting.
     func upstreamCount(androidID: UInt64) async throws -> Int
+
+    /// Keeps receipts of Web Push messages (a message handed to its device without being
+    /// queued); one whose subscription, token and message id match one kept is left out.
+    func appendPushReceipts(_ receipts: [PushReceipt]) async throws
+
+    /// A receipt subscription's receipts, oldest first, up to `limit`, after deleting those
+    /// whose sequence is at most `acknowledgedThrough` (the ones its sender has read).
+    func pushReceipts(subscription: String, acknowledgedThrough: Int64, limit: Int) async throws -> [PushReceipt]
+
+    /// Deletes up to `limit` push receipts whose time ran out by `now`; answers how many.
+    func deleteExpiredPushReceipts(now: Timestamp, limit: Int) async throws -> Int
 }

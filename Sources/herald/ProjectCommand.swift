@@ -68,6 +68,18 @@ struct ProjectCommand: AsyncParsableCommand {
             for setting in ProjectSettings.names {
                 print("  \(setting.name) = \(project.settings[keyPath: setting.keyPath])")
             }
+            let shown = 100
+            let web = try await store.webRegistrations(projectID: projectID, limit: shown + 1)
+            print("web registrations (push channels of browsers and Web Push receivers):\(web.isEmpty ? " none" : "")")
+            for registration in web.prefix(shown) {
+                // The site a browser's channel was made for: its subtype is wp:<origin>#<id>.
+                let site = registration.subtype.map { $0.hasPrefix("wp:") ? String($0.dropFirst(3)) : $0 }
+                print(
+                    "  \(registration.token.prefix(12))…  device \(registration.androidID)  "
+                        + "\(site?.split(separator: "#").first.map(String.init) ?? registration.appID)  "
+                        + "\(registration.webKeys?.coding ?? "")")
+            }
+            if web.count > shown { print("  (the first \(shown) shown)") }
         }
     }
 

@@ -113,4 +113,49 @@ import Testing
         _ = try await relay.push(WebPushRequest(ttlSeconds: 0), token: token, credential: nil)
         #expect(try await store.queuedCount(androidID: device.androidID) == 0)
     }
+
+    /// RFC 8030 §5.1: a sender that asks for a receipt gets a receipt subscription, which
+    /// it may name again with Push-Receipt; the receipt is kept when the device acknowledges,
+    /// and a read that finds none waits for one.
+    @Test func aReceiptAskedForArrivesWhenTheDeviceAcknowledges() async throws {
+        let token = try await channel(sender: "herald-web-push")
+        var asking = WebPushRequest(ttlSeconds: 60, wantsReceipt: true)
+        let first = try await relay.push(asking, token: token, credential: nil)
+        let subscription = try #require(first.receipts)
+        #expect(PushReceipt.isSubscription(subscription))
+        #expect(
+            relay.receiptSubscription(subscription) == "https://push.example.com/wp/r/\(subscription)")
+        asking.wantsReceipt = false
+        asking.pushReceipt = relay.receiptSubscription(subscription)
+        let second = try await relay.push(asking, token: token, credential: nil)
+        #expect(second.receipts == subscription)
+        let unasked = try await relay.push(WebPushRequest(ttlSeconds: 60), token: token, credential: nil)
+        #expect(unasked.receipts == nil)
+        #expect(try await relay.receipts(subscription: subscription, acknowledgedThrough: 0, wait: .zero).isEmpty)
+        // The device acknowledges the first while a read waits.
+        let waiting = Task {
+            try await relay.receipts(
+                subscription: subscription, acknowledgedThrough: 0, wait: .seconds(10), interval: .milliseconds(20))
+        }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(
+            try await store.acknowledge(
+                androidID: device.androidID, persistentIDs: [first.messageID, unasked.messageID]) == 2)
+        let read = try await waiting.value
+        #expect(read.map(\.messageID) == [first.messageID] && read[0].token == token)
+        #expect(
+            relay.messageResource(token: read[0].token, messageID: read[0].messageID) == first.location)
+        #expect(try await store.acknowledge(androidID: device.androidID, persistentIDs: [second.messageID]) == 1)
+        let rest = try await relay.receipts(
+            subscription: subscription, acknowledgedThrough: read[0].sequence, wait: .zero)
+        #expect(rest.map(\.messageID) == [second.messageID])
+        // Another service's or a malformed receipt subscription is refused.
+        asking.pushReceipt = "https://elsewhere.example/wp/r/\(subscription)"
+        #expect(await refusal { _ = try await relay.push(asking, token: token, credential: nil) } == 400)
+        asking.pushReceipt = "https://push.example.com/wp/r/short"
+        #expect(await refusal { _ = try await relay.push(asking, token: token, credential: nil) } == 400)
+        #expect(
+            await refusal { _ = try await relay.receipts(subscription: "no", acknowledgedThrough: 0, wait: .zero) }
+                == 404)
+    }
 }

@@ -68,6 +68,16 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         #expect(try await store.registration(installationID: "fid-1", projectID: "alpha-project") == registration)
         #expect(try await store.registration(installationID: "fid-1", projectID: "beta") == nil)
         #expect(try await store.registrations(androidID: 42).map(\.token) == ["t0", "t1"])
+        // A project's web registrations: not its channel (of no project), not its Android tokens.
+        var android = sampleRegistration("t4")
+        android.platform = .android
+        android.webKeys = nil
+        try await store.createRegistration(android)
+        try await store.createRegistration(sampleRegistration("t5"))
+        #expect(try await store.webRegistrations(projectID: "alpha-project", limit: 10).map(\.token) == ["t1", "t5"])
+        #expect(try await store.webRegistrations(projectID: "alpha-project", limit: 1).map(\.token) == ["t1"])
+        _ = try await store.deleteRegistration(token: "t5", at: Timestamp(seconds: 20))
+        #expect(try await store.webRegistrations(projectID: "alpha-project", limit: 10).map(\.token) == ["t1"])
         await #expect(throws: StoreError.self) { try await store.createRegistration(registration) }
         await #expect(throws: StoreError.self) {
             try await store.createRegistration(sampleRegistration("t2", device: 99))

@@ -121,6 +121,59 @@ func upstreamMessage(_ id: String, token: String = "tok-a", at seconds: Int64 = 
         #expect(try await store.upstreamCount(projectID: "alpha-project") == 0)
     }
 
+    /// Web Push receipts (RFC 8030 §5.1): acknowledging a push message's queue entry (an
+    /// entry of no project) that names a receipt subscription keeps a push receipt, which
+    /// its sender reads until it says it has read it.
+    @Test(arguments: Backend.allCases)
+    func acknowledgingAPushMessageKeepsItsReceiptUntilItsSenderHasReadIt(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        var pushed = queued("w1")
+        pushed.projectID = ""
+        pushed.receiptID = "receipts-subscription-1"
+        var other = queued("w2")
+        other.projectID = ""
+        try await store.appendMessages([], queue: [pushed, other])
+        #expect(try await store.acknowledge(androidID: 42, persistentIDs: ["w1", "w2"]) == 2)
+        // No XMPP receipt for a message of no project.
+        #expect(try await store.upstreamCount(projectID: "alpha-project") == 0)
+        let now = SystemClock().now()
+        try await store.appendPushReceipts([
+            PushReceipt(subscription: "receipts-subscription-1", token: "tok", messageID: "w3", acknowledgedAt: now),
+            PushReceipt(subscription: "receipts-subscription-2", token: "tok", messageID: "w4", acknowledgedAt: now),
+        ])
+        // Kept once, whatever repeats it.
+        try await store.appendPushReceipts([
+            PushReceipt(subscription: "receipts-subscription-1", token: "tok", messageID: "w3", acknowledgedAt: now)
+        ])
+        let first = try await store.pushReceipts(
+            subscription: "receipts-subscription-1", acknowledgedThrough: 0, limit: 10)
+        #expect(first.map(\.messageID) == ["w1", "w3"] && first.allSatisfy { $0.token == "tok" })
+        #expect(abs(first[0].acknowledgedAt.milliseconds - now.milliseconds) < 60_000)
+        #expect(first[0].expiresAt == first[0].acknowledgedAt.adding(seconds: PushReceipt.lifetimeSeconds))
+        // Read again until the sender says how far it has read.
+        #expect(
+            try await store.pushReceipts(subscription: "receipts-subscription-1", acknowledgedThrough: 0, limit: 1)
+                .map(\.messageID) == ["w1"])
+        let rest = try await store.pushReceipts(
+            subscription: "receipts-subscription-1", acknowledgedThrough: first[0].sequence, limit: 10)
+        #expect(rest.map(\.messageID) == ["w3"])
+        #expect(
+            try await store.pushReceipts(
+                subscription: "receipts-subscription-1", acknowledgedThrough: rest[0].sequence, limit: 10
+            ).isEmpty)
+        // Another subscription's receipts are its own, and expire after four weeks.
+        #expect(
+            try await store.pushReceipts(subscription: "receipts-subscription-2", acknowledgedThrough: 0, limit: 10)
+                .count == 1)
+        #expect(try await store.deleteExpiredPushReceipts(now: now, limit: 10) == 0)
+        #expect(
+            try await store.deleteExpiredPushReceipts(now: now.adding(seconds: PushReceipt.lifetimeSeconds), limit: 10)
+                == 1)
+        #expect(
+            try await store.pushReceipts(subscription: "receipts-subscription-2", acknowledgedThrough: 0, limit: 10)
+                .isEmpty)
+    }
+
     @Test(arguments: Backend.allCases)
     func aProjectsDeletionTakesItsUpstreamMessages(_ backend: Backend) async throws {
         let store = try await prepared(backend)

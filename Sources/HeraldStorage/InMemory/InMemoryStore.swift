@@ -21,6 +21,7 @@ public actor InMemoryStore: HeraldStore {
     /// Messages for app servers, with their lease holder and end.
     private var upstream: [(message: UpstreamMessage, holder: String, leasedUntil: Timestamp)] = []
     private var lastUpstreamSequence: Int64 = 0
+    private var pushReceiptsKept: [PushReceipt] = []
 
     public init() {}
 
@@ -165,6 +166,13 @@ public actor InMemoryStore: HeraldStore {
             .max { ($0.createdAt, $0.token) < ($1.createdAt, $1.token) }
     }
 
+    public func webRegistrations(projectID: String, limit: Int) -> [Registration] {
+        Array(
+            registrationsByToken.values.filter {
+                $0.projectID == projectID && $0.platform == .web && $0.deletedAt == nil
+            }.sorted { $0.token < $1.token }.prefix(limit))
+    }
+
     public func registrations(androidID: UInt64) -> [Registration] {
         registrationsByToken.values.filter { $0.androidID == androidID && $0.deletedAt == nil }.sorted {
             $0.token < $1.token
@@ -226,8 +234,13 @@ public actor InMemoryStore: HeraldStore {
         queue.removeAll { $0.androidID == androidID && ids.contains($0.persistentID) }
         record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) })
         let now = SystemClock().now()
+        appendPushReceipts(
+            removed.filter { !$0.receiptID.isEmpty && $0.projectID.isEmpty }.map {
+                PushReceipt(
+                    subscription: $0.receiptID, token: $0.token, messageID: $0.persistentID, acknowledgedAt: now)
+            })
         appendUpstream(
-            removed.filter { !$0.receiptID.isEmpty }.map {
+            removed.filter { !$0.receiptID.isEmpty && !$0.projectID.isEmpty }.map {
                 UpstreamMessage.receipt(
                     projectID: $0.projectID, originalMessageID: $0.receiptID, token: $0.token, category: $0.appID,
                     androidID: $0.androidID, at: now)
@@ -468,5 +481,27 @@ public actor InMemoryStore: HeraldStore {
 
     public func upstreamCount(androidID: UInt64) -> Int {
         upstream.count { $0.message.androidID == androidID && $0.message.kind == .message }
+    }
+
+    public func appendPushReceipts(_ receipts: [PushReceipt]) {
+        for var receipt in receipts
+        where !pushReceiptsKept.contains(where: {
+            $0.subscription == receipt.subscription && $0.token == receipt.token && $0.messageID == receipt.messageID
+        }) {
+            lastUpstreamSequence += 1
+            receipt.sequence = lastUpstreamSequence
+            pushReceiptsKept.append(receipt)
+        }
+    }
+
+    public func pushReceipts(subscription: String, acknowledgedThrough: Int64, limit: Int) -> [PushReceipt] {
+        pushReceiptsKept.removeAll { $0.subscription == subscription && $0.sequence <= acknowledgedThrough }
+        return Array(pushReceiptsKept.lazy.filter { $0.subscription == subscription }.prefix(limit))
+    }
+
+    public func deleteExpiredPushReceipts(now: Timestamp, limit: Int) -> Int {
+        let expired = Set(pushReceiptsKept.filter { $0.expiresAt <= now }.prefix(limit).map(\.sequence))
+        pushReceiptsKept.removeAll { expired.contains($0.sequence) }
+        return expired.count
     }
 }

@@ -242,6 +242,23 @@ extension PostgresStore {
             "v9-queue-rows-without-project",
             ["ALTER TABLE device_queue ALTER COLUMN project_id DROP NOT NULL"]
         ),
+        (
+            "v10-push-receipts",
+            [
+                """
+                CREATE TABLE push_receipts (
+                    sequence BIGSERIAL PRIMARY KEY,
+                    subscription TEXT NOT NULL,
+                    token TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    acknowledged_at BIGINT NOT NULL,
+                    expires_at BIGINT NOT NULL,
+                    UNIQUE (subscription, token, message_id))
+                """,
+                "CREATE INDEX push_receipts_subscription ON push_receipts(subscription, sequence)",
+                "CREATE INDEX push_receipts_expiry ON push_receipts(expires_at)",
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -179,7 +179,8 @@ extension PostgresStore {
         }
         guard !ids.isEmpty else { return 0 }
         return try await transaction { connection in
-            // A row of a message sent with a receipt requested leaves its receipt (`UpstreamStore`).
+            // A row of a message sent with a receipt requested leaves its receipt (`UpstreamStore`):
+            // an XMPP receipt for a project's message, a push receipt for a Web Push message.
             let removed = try await self.rows(
                 """
                 WITH removed AS (
@@ -194,7 +195,13 @@ extension PostgresStore {
                     SELECT project_id, 'receipt', \(UpstreamMessage.receiptPrefix)::text || receipt_id, token, app_id,
                         android_id, '', now_ms, now_ms + \(UpstreamMessage.receiptLifetimeSeconds * 1000)
                     FROM removed, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms) AS clock
-                    WHERE receipt_id <> ''
+                    WHERE receipt_id <> '' AND project_id IS NOT NULL
+                    ON CONFLICT DO NOTHING),
+                push_receipts AS (
+                    INSERT INTO push_receipts (subscription, token, message_id, acknowledged_at, expires_at)
+                    SELECT receipt_id, token, persistent_id, now_ms, now_ms + \(PushReceipt.lifetimeSeconds * 1000)
+                    FROM removed, (SELECT (extract(epoch FROM clock_timestamp()) * 1000)::bigint AS now_ms) AS clock
+                    WHERE receipt_id <> '' AND project_id IS NULL
                     ON CONFLICT DO NOTHING)
                 SELECT \(unescaped: Self.queueColumns) FROM removed
                 """, on: connection

@@ -68,6 +68,15 @@ extension PostgresStore {
         ).map(Self.registration)
     }
 
+    public func webRegistrations(projectID: String, limit: Int) async throws -> [Registration] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.registrationColumns) FROM registrations
+            WHERE project_id = \(projectID) AND platform = 'web' AND deleted_at IS NULL ORDER BY token LIMIT \(limit)
+            """
+        ).map(Self.registration)
+    }
+
     public func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration? {
         try await transaction { connection in
             guard

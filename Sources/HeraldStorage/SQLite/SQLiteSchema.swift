@@ -303,6 +303,23 @@ extension SQLiteStore {
                     CREATE INDEX device_queue_stanza ON device_queue(stanza_id) WHERE stanza_id IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v14-push-receipts") { db in
+            // Receipts of Web Push messages (RFC 8030 §5.1) waiting for their senders.
+            try db.execute(
+                sql: """
+                    CREATE TABLE push_receipts (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        subscription TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        message_id TEXT NOT NULL,
+                        acknowledged_at INTEGER NOT NULL,
+                        expires_at INTEGER NOT NULL,
+                        UNIQUE (subscription, token, message_id)
+                    );
+                    CREATE INDEX push_receipts_subscription ON push_receipts(subscription, sequence);
+                    CREATE INDEX push_receipts_expiry ON push_receipts(expires_at);
+                    """)
+        }
         return migrator
     }
 }

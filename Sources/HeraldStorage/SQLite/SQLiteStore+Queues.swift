@@ -65,15 +65,17 @@ extension SQLiteStore {
     /// the messages among them, and the receipts the rows of messages sent with a receipt
     /// requested call for, should their deletion be an acknowledgement.
     static func deleteQueued(where condition: String, _ arguments: StatementArguments, _ db: Database)
-        throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage])
+        throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage], pushReceipts: [PushReceipt])
     {
         var count = 0
         var messages: [DeliveryStatKey] = []
         var receipts: [UpstreamMessage] = []
+        var pushReceipts: [PushReceipt] = []
         try db.forEachCached(
             sql: """
                 DELETE FROM device_queue WHERE \(condition)
-                RETURNING COALESCE(project_id, ''), created_at, app_id, analytics_label, deleted_count, receipt_id, token, android_id
+                RETURNING COALESCE(project_id, ''), created_at, app_id, analytics_label, deleted_count, receipt_id, token, android_id,
+                    persistent_id
                 """,
             arguments: arguments
         ) { row in
@@ -84,14 +86,21 @@ extension SQLiteStore {
                         projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)), appID: row.text(2),
                         label: row.text(3)))
             }
-            if !row.text(5, equals: "") {
+            guard !row.text(5, equals: "") else { return }  // no receipt asked for
+            if row.text(0, equals: "") {
+                // A Web Push message: the receipt goes to the subscription its sender named.
+                pushReceipts.append(
+                    PushReceipt(
+                        subscription: row.text(5), token: row.text(6), messageID: row.text(8),
+                        acknowledgedAt: SystemClock().now()))
+            } else {
                 receipts.append(
                     UpstreamMessage.receipt(
                         projectID: row.text(0), originalMessageID: row.text(5), token: row.text(6),
                         category: row.text(2), androidID: UInt64(bitPattern: row.int64(7)), at: SystemClock().now()))
             }
         }
-        return (count, messages, receipts)
+        return (count, messages, receipts, pushReceipts)
     }
 
     /// name), `stanza` standing for the row's stanza.
@@ -211,6 +220,7 @@ extension SQLiteStore {
             var removed = 0
             var delivered: [DeliveryStat] = []
             var receipts: [UpstreamMessage] = []
+            var pushReceipts: [PushReceipt] = []
             for (androidID, ids) in batch {
                 for id in ids {
                     let gone = try Self.deleteQueued(
@@ -218,10 +228,12 @@ extension SQLiteStore {
                     removed += gone.count
                     delivered += gone.messages.map { DeliveryStat($0, .delivered) }
                     receipts += gone.receipts
+                    pushReceipts += gone.pushReceipts
                 }
             }
             try Self.record(delivered, db)
             if !receipts.isEmpty { _ = try Self.insertUpstream(receipts, db) }
+            try Self.insertPushReceipts(pushReceipts, db)
             return removed
         }
     }

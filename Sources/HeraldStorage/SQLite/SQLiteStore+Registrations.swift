@@ -85,6 +85,17 @@ extension SQLiteStore {
         }
     }
 
+    public func webRegistrations(projectID: String, limit: Int) async throws -> [Registration] {
+        try read { db in
+            try db.fetchAllCached(
+                sql: """
+                    SELECT \(Self.registrationColumns) FROM registrations
+                    WHERE project_id = ? AND platform = 'web' AND deleted_at IS NULL ORDER BY token LIMIT ?
+                    """,
+                arguments: [projectID, limit], Self.registration)
+        }
+    }
+
     public func deleteRegistration(token: String, at time: Timestamp) async throws -> Registration? {
         defer { registrations.forget(token: token) }
         return try await write { db in
