@@ -1,7 +1,7 @@
 """Three `herald serve` nodes on loopback sharing one PostgreSQL database, driven by
-firebase-admin and received by `herald device`: cross-node delivery (stored and TTL 0), a
-topic fanout over devices on every node, a node killed with SIGKILL while messages flow,
-and one project quota across nodes. Rules: L4 (store and forward), D6 (TTL 0), T1 (quota),
+firebase-admin and received by `herald device`: cross-node delivery (stored and TTL 0, a
+v1 message and a Web Push message with its receipt), a topic fanout over devices on every
+node, a node killed with SIGKILL while messages flow, and one project quota across nodes. Rules: L4 (store and forward), D6 (TTL 0), T1 (quota),
 T3 (fanout).
 
 Runs when the test command started PostgreSQL (HERALD_TEST_POSTGRES); skipped otherwise."""
@@ -17,12 +17,14 @@ import threading
 import time
 import types
 import urllib.parse
+import urllib.request
 
 import pytest
 from firebase_admin import exceptions, messaging
+from pywebpush import webpush
 
 import herald_sdk
-from conftest import HERALD, ServeProcess, free_port, wait_until_healthy
+from conftest import HERALD, HeraldDevice, ServeProcess, free_port, wait_until_healthy
 from test_semantics import Device
 
 POSTGRES = os.environ.get("HERALD_TEST_POSTGRES")
@@ -132,6 +134,34 @@ def test_D6_a_ttl_0_message_reaches_a_device_held_by_another_node(cluster, tmp_p
         name = messaging.send(
             messaging.Message(token=device.token, data={"now": "1"}, android=messaging.AndroidConfig(ttl=0)), app=app)
         assert device.message()["id"] == message_id(name)
+    finally:
+        device.stop()
+
+
+def test_D6_a_ttl_0_web_push_reaches_a_subscription_on_another_node_and_any_node_reads_its_receipt(
+        cluster, tmp_path):
+    """A Web Push message with TTL 0 posted to node a hops to node c, which holds the
+    subscription; the device's acknowledgement on c keeps the receipt, which node b reads."""
+    device = HeraldDevice(cluster.nodes["c"], PROJECT, tmp_path / "push.json", "--web-push")
+    try:
+        token = device.line().split(": ", 1)[1].rsplit("/", 1)[1]
+        keys = json.loads(device.line().split(": ", 1)[1])
+        subscription = {"endpoint": f"{cluster.nodes['a'].url}/wp/{token}", "keys": keys}
+        # A stored message first: once it is in, the device's connection to node c is up.
+        webpush(subscription, data="stored", ttl=60)
+        assert device.message()["push"] == "stored"
+        answer = webpush(subscription, data="now, through a", ttl=0, headers={"Prefer": "respond-async"})
+        assert answer.status_code == 202 and answer.headers["TTL"] == "0"
+        assert device.message()["push"] == "now, through a"
+        receipts = answer.headers["Link"].split(";", 1)[0].strip("<> ")
+        assert receipts.startswith(cluster.nodes["a"].url)
+        request = urllib.request.Request(
+            receipts.replace(cluster.nodes["a"].url, cluster.nodes["b"].url), headers={"Prefer": "wait=10"})
+        with urllib.request.urlopen(request, timeout=20) as response:
+            read = json.loads(response.read())["receipts"]
+        # Each node names resources by its own URL (nodes behind one balancer share one).
+        assert [receipt["message"] for receipt in read] == [
+            answer.headers["Location"].replace(cluster.nodes["a"].url, cluster.nodes["b"].url)]
     finally:
         device.stop()
 

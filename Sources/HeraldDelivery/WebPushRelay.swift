@@ -53,18 +53,21 @@ public final class WebPushRelay: Sendable {
     public let configuration: Configuration
     private let store: any HeraldStore
     private let registry: DeviceRegistry
+    private let planner: DeliveryPlanner
     private let quotas: Quotas
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let logger: Logger
 
     public init(
-        configuration: Configuration, store: any HeraldStore, registry: DeviceRegistry, quotas: Quotas,
-        clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger
+        configuration: Configuration, store: any HeraldStore, registry: DeviceRegistry,
+        cluster: any Cluster = SingleNodeCluster(), quotas: Quotas, clock: any HeraldClock, metrics: HeraldMetrics,
+        logger: Logger
     ) {
         self.configuration = configuration
         self.store = store
         self.registry = registry
+        self.planner = DeliveryPlanner(store: store, registry: registry, cluster: cluster)
         self.quotas = quotas
         self.clock = clock
         self.metrics = metrics
@@ -122,21 +125,29 @@ public final class WebPushRelay: Sendable {
             createdAt: now, expiresAt: now.adding(seconds: request.ttlSeconds), collapseKey: request.topic,
             isHighPriority: request.urgency == .high, appID: channel.appID)
         entry.receiptID = receipts ?? ""
+        var queue = [entry]
         if request.ttlSeconds == 0 {
-            // Now or never (SEMANTICS D6): to a connection on this node, else dropped. Handed
-            // over, it is not queued, so its receipt is kept at once.
-            let delivered = registry.deliverNow(androidID: channel.androidID, entry)
-            metrics.increment("herald_web_push_messages_total", [("outcome", delivered ? "delivered" : "dropped")])
+            // Now or never (SEMANTICS D6): to a connection on this node, or for the hop to the
+            // node holding the device, else dropped. Handed over here, it is not queued, so
+            // its receipt is kept at once.
+            let (handOver, stats) = try await planner.deliverNow([entry], now: now)
+            let delivered = stats.contains { $0.counter == .delivered }
+            queue = handOver
+            metrics.increment(
+                "herald_web_push_messages_total",
+                [("outcome", delivered ? "delivered" : handOver.isEmpty ? "dropped" : "handed_over")])
             if delivered, let receipts {
                 try await store.appendPushReceipts([
                     PushReceipt(subscription: receipts, token: token, messageID: id, acknowledgedAt: now)
                 ])
             }
         } else {
-            let enqueued = try await store.appendMessages(
-                [], queue: [entry], limits: QueueLimits(ProjectSettings()), stats: [])
-            for outcome in enqueued { registry.stored(outcome.stored) }
             metrics.increment("herald_web_push_messages_total", [("outcome", "stored")])
+        }
+        if !queue.isEmpty {
+            let enqueued = try await store.appendMessages(
+                [], queue: queue, limits: QueueLimits(ProjectSettings()), stats: [])
+            for outcome in enqueued { registry.stored(outcome.stored) }
         }
         return Accepted(
             messageID: id, ttlSeconds: request.ttlSeconds, location: messageResource(token: token, messageID: id),

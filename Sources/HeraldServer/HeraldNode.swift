@@ -105,7 +105,8 @@ public struct HeraldNode: Sendable {
         environment.webPush = WebPushRelay(
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
-            store: store, registry: devices, quotas: quotas, clock: clock, metrics: metrics, logger: logger)
+            store: store, registry: devices, cluster: cluster, quotas: quotas, clock: clock, metrics: metrics,
+            logger: logger)
         self.environment = environment
     }
 
