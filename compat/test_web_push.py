@@ -1,9 +1,9 @@
 """Web Push (RFC 8030, 8291, 8292) from a real sender library: pywebpush with a VAPID key
 made by py-vapid posts to a `herald device --web-push` subscription, encrypted with both
 encodings; Herald relays bytes it cannot read, and the device decrypts them. Also the
-endpoint's refusals, TTL 0, Topic replacement, withdrawal, push message receipts, and
-UnifiedPush's discovery.
-Rules: D2 (Topic replaces), D5/D6 (TTL), L4 (stored for an offline device)."""
+endpoint's refusals, TTL 0, Topic replacement, withdrawal, push message receipts,
+unsubscribing (L6), and UnifiedPush's discovery.
+Rules: D2 (Topic replaces), D5/D6 (TTL), L4 (stored for an offline device), L6 (unsubscribed)."""
 import base64
 import json
 import urllib.error
@@ -215,3 +215,23 @@ def test_a_receipt_arrives_after_the_device_acknowledges_and_survives_a_kill(vap
         assert refused.value.response.status_code == 400
     finally:
         server.stop()
+
+
+def test_L6_an_unsubscribed_subscription_answers_410_and_the_app_token_stays(subscriber, vapid):
+    subscriber.device.command("unsubscribe")
+    assert subscriber.device.line() == "unsubscribed"
+    with pytest.raises(WebPushException) as gone:
+        subscriber.push(vapid, "after unsubscribe")
+    assert gone.value.response.status_code == 410
+    discovery = urllib.request.Request(subscriber.endpoint)
+    with pytest.raises(urllib.error.HTTPError) as again:
+        urllib.request.urlopen(discovery, timeout=5)
+    assert again.value.code == 410
+    # The device's own FCM token is another registration: still there, still delivering.
+    server, project = subscriber.server, subscriber.server.projects["compat-webpush"]
+    legacy = urllib.request.Request(
+        f"{server.url}/fcm/send", data=json.dumps({"to": subscriber.device.token, "data": {"k": "still"}}).encode(),
+        headers={"Authorization": f"key={project['server_key']}", "Content-Type": "application/json"})
+    with urllib.request.urlopen(legacy, timeout=5) as response:
+        assert json.loads(response.read())["success"] == 1
+    assert subscriber.device.message()["data"] == {"k": "still"}

@@ -79,11 +79,18 @@ public struct DeviceRegistrar: Sendable {
         return String(text.dropFirst("token=".count))
     }
 
-    /// Deletes a registration (`register3` with `delete=true`).
-    public func unregister(androidID: UInt64, securityToken: UInt64, app: String, token: String) async throws {
+    /// Deletes a registration (`register3` with `delete=true`): the app's token, or with a
+    /// `subtype` only the push channel of that subtype.
+    public func unregister(
+        androidID: UInt64, securityToken: UInt64, app: String, token: String? = nil, subtype: String? = nil,
+        sender: String? = nil
+    ) async throws {
+        let named = [("token", token), ("X-subtype", subtype), ("sender", sender)].compactMap { name, value in
+            value.map { (name, $0) }
+        }
         let result = try await postRegister3(
             androidID: androidID, securityToken: securityToken,
-            fields: [("app", app), ("device", String(androidID)), ("delete", "true"), ("token", token)])
+            fields: [("app", app), ("device", String(androidID)), ("delete", "true")] + named)
         guard result.status == 200 else {
             throw Failure(
                 description: "unregistering failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")

@@ -147,7 +147,8 @@ public actor HeraldClient {
             let channel = try await registrar.register3(
                 androidID: androidID, securityToken: securityToken,
                 fields: [
-                    ("app", "org.herald.web"), ("device", String(androidID)), ("sender", "herald-web-push"),
+                    ("app", "org.herald.web"), ("device", String(androidID)),
+                    ("sender", WebPushSubscription.keylessSender),
                     ("X-subtype", "wp:\(configuration.appID)#\(SecureRandom.hex(bytes: 8))"),
                 ])
             let key = P256.KeyAgreement.PrivateKey()
@@ -220,7 +221,7 @@ public actor HeraldClient {
             androidID: identity.androidID, securityToken: identity.securityToken,
             fields: [
                 ("app", configuration.appID), ("device", String(identity.androidID)),
-                ("sender", applicationServerKey ?? "herald-web-push"), ("X-subtype", subtype),
+                ("sender", applicationServerKey ?? WebPushSubscription.keylessSender), ("X-subtype", subtype),
             ])
         let key = P256.KeyAgreement.PrivateKey()
         let subscription = WebPushSubscription(
@@ -232,6 +233,22 @@ public actor HeraldClient {
         self.identity = identity
         try persist()
         return subscription
+    }
+
+    /// Ends this device's Web Push subscription: Herald deletes its push channel, whose
+    /// endpoint then answers senders 410 Gone, and the keys are forgotten. The app's own
+    /// token stays registered.
+    public func unsubscribeWebPush() async throws {
+        guard var identity, let subscription = identity.webPush else { return }
+        guard let server = HTTPURL(configuration.server) else {
+            throw Failure(description: "the server URL must be http://HOST:PORT")
+        }
+        try await DeviceRegistrar(server: server).unregister(
+            androidID: identity.androidID, securityToken: identity.securityToken, app: configuration.appID,
+            subtype: subscription.subtype, sender: subscription.sender)
+        identity.webPush = nil
+        self.identity = identity
+        try persist()
     }
 
     /// A push message to the subscription, decrypted; nil when it cannot be.

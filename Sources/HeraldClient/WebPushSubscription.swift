@@ -15,4 +15,11 @@ public struct WebPushSubscription: Codable, Sendable, Equatable {
     public var auth: String
     /// The P-256 private key (raw, base64url).
     public var privateKey: String
+
+    /// The `register3` sender of a channel made without an application server key: one no
+    /// VAPID key is, so that any sender may post.
+    static let keylessSender = "herald-web-push"
+
+    /// The `register3` sender the channel was made with.
+    var sender: String { applicationServerKey ?? Self.keylessSender }
 }

@@ -16,7 +16,7 @@ struct DeviceCommand: AsyncParsableCommand {
             stored messages; `sent: ID` when the server has an upstream message, `send-error: ID REASON` when
             one was not sent. Commands on standard input, one a line: doze, wake, background, foreground,
             open MESSAGE-ID (tap a tray notification), upstream ID [ttl:SECONDS] KEY=VALUE... (send a message to
-            the app server), uninstall, quit.
+            the app server), unsubscribe (end the Web Push subscription), uninstall, quit.
             """)
 
     @Option(help: "Herald's HTTP base URL.") var server = "http://127.0.0.1:8080"
@@ -118,6 +118,9 @@ struct DeviceCommand: AsyncParsableCommand {
                         }
                     case "open" where words.count == 2:
                         if !(await client.open(messageID: words[1])) { emit("error: no tray notification \(words[1])") }
+                    case "unsubscribe":
+                        try await client.unsubscribeWebPush()
+                        emit("unsubscribed")
                     case "uninstall":
                         try await client.deleteToken()
                         emit("uninstalled")
