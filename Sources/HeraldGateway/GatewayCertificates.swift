@@ -53,26 +53,7 @@ public struct GatewayCertificates: Sendable {
     }
 
     private static func makeCertificates(hostnames: [String]) throws -> (String, String, String) {
-        let now = Date()
-        let caKey = P256.Signing.PrivateKey()
-        let caPublic = Certificate.PublicKey(caKey.publicKey)
-        let caName = try DistinguishedName {
-            OrganizationName("Herald")
-            CommonName("Herald device gateway CA")
-        }
-        let caIdentifier = SubjectKeyIdentifier(hash: caPublic)
-        let ca = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: caPublic,
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(20 * 365 * 86400),
-            issuer: caName, subject: caName, signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.isCertificateAuthority(maxPathLength: 0))
-                Critical(KeyUsage(keyCertSign: true, cRLSign: true))
-                caIdentifier
-            },
-            issuerPrivateKey: Certificate.PrivateKey(caKey))
-        let serverKey = P256.Signing.PrivateKey()
-        let serverPublic = Certificate.PublicKey(serverKey.publicKey)
+        let (ca, caKey) = try CertificateIssuer.authority(commonName: "Herald device gateway CA", years: 20)
         var names: [GeneralName] = [
             .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
             .ipAddress(ASN1OctetString(contentBytes: ArraySlice(Array(repeating: 0, count: 15) + [1]))),
@@ -84,24 +65,9 @@ public struct GatewayCertificates: Sendable {
                 names.append(.dnsName(hostname))
             }
         }
-        let server = try Certificate(
-            version: .v3, serialNumber: Certificate.SerialNumber(), publicKey: serverPublic,
-            notValidBefore: now.addingTimeInterval(-3600), notValidAfter: now.addingTimeInterval(5 * 365 * 86400),
-            issuer: caName,
-            subject: try DistinguishedName {
-                OrganizationName("Herald")
-                CommonName(hostnames.first ?? "localhost")
-            },
-            signatureAlgorithm: .ecdsaWithSHA256,
-            extensions: try Certificate.Extensions {
-                Critical(BasicConstraints.notCertificateAuthority)
-                Critical(KeyUsage(digitalSignature: true))
-                try ExtendedKeyUsage([.serverAuth])
-                SubjectAlternativeNames(names)
-                SubjectKeyIdentifier(hash: serverPublic)
-                AuthorityKeyIdentifier(keyIdentifier: caIdentifier.keyIdentifier)
-            },
-            issuerPrivateKey: Certificate.PrivateKey(caKey))
+        let serverKey = P256.Signing.PrivateKey()
+        let server = try CertificateIssuer.server(
+            names: names, commonName: hostnames.first ?? "localhost", key: serverKey, ca: ca, caKey: caKey, years: 5)
         return (
             try ca.serializeAsPEM().pemString + "\n", try server.serializeAsPEM().pemString + "\n",
             serverKey.pemRepresentation + "\n"

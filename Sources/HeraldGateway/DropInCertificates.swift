@@ -1,0 +1,107 @@
+import Crypto
+import Foundation
+import HeraldStorage
+import SwiftASN1
+public import X509
+
+/// The TLS identity of drop-in mode, where the fleet's resolver maps FCM's host names to
+/// Herald: a CA of its own, whose name constraints permit only those names and the
+/// operator's, and one server certificate it signed for exactly them. The CA's private key
+/// signs that one certificate and is then thrown away, and a copy of it would be worth
+/// nothing anyway: a certificate it signs for any other name fails verification, because
+/// clients enforce the constraints (RFC 5280 §4.2.1.10).
+public struct DropInCertificates: Sendable {
+    /// The host names FCM's clients use: SDKs, devices, browsers and XMPP app servers.
+    public static let googleHostNames = [
+        "oauth2.googleapis.com", "fcm.googleapis.com", "iid.googleapis.com", "fcmregistrations.googleapis.com",
+        "firebaseinstallations.googleapis.com", "android.clients.google.com", "fcmdata.googleapis.com",
+        "jmt17.google.com", "mtalk.google.com", "fcm-xmpp.googleapis.com", "gcm-http.googleapis.com",
+        "android.googleapis.com",
+    ]
+
+    /// The CA the fleet trusts.
+    public var caPath: String
+    /// The server certificate chain and its key.
+    public var certificatePath: String
+    public var keyPath: String
+
+    /// Loads the drop-in certificates in `dataDirectory/tls`, making them when they do not
+    /// exist or name other host names than Google's and `hostnames` (the operator's own).
+    public static func loadOrCreate(dataDirectory: String, hostnames: [String] = []) throws -> DropInCertificates {
+        let directory = (dataDirectory as NSString).appendingPathComponent("tls")
+        let files = DropInCertificates(
+            caPath: (directory as NSString).appendingPathComponent("drop-in-ca.pem"),
+            certificatePath: (directory as NSString).appendingPathComponent("drop-in-cert.pem"),
+            keyPath: (directory as NSString).appendingPathComponent("drop-in-key.pem"))
+        let names = Self.names(hostnames)
+        if let existing = try? String(contentsOfFile: files.certificatePath, encoding: .utf8),
+            let first = try? PEMDocument.parseMultiple(pemString: existing).first,
+            let certificate = try? Certificate(pemDocument: first),
+            Set(Self.dnsNames(of: certificate)) == Set(names),
+            FileManager.default.fileExists(atPath: files.caPath), FileManager.default.fileExists(atPath: files.keyPath)
+        {
+            return files
+        }
+        try PrivateDirectory.prepare(directory)
+        let issued = try issue(names: names)
+        try Self.write(try issued.ca.serializeAsPEM().pemString + "\n", to: files.caPath)
+        try Self.write(
+            try issued.server.serializeAsPEM().pemString + "\n" + (try issued.ca.serializeAsPEM().pemString) + "\n",
+            to: files.certificatePath)
+        try Self.write(issued.serverKey.pemRepresentation + "\n", to: files.keyPath)
+        return files
+    }
+
+    /// Google's host names and the operator's, each once, lower-cased.
+    static func names(_ hostnames: [String]) -> [String] {
+        var seen = Set<String>()
+        // Host names only: the CA permits no IP address.
+        let own = hostnames.map { $0.lowercased() }.filter { IPv4Address($0) == nil && !$0.contains(":") }
+        return (googleHostNames + own).filter { seen.insert($0).inserted }
+    }
+
+    /// A certificate's DNS subject alternative names.
+    static func dnsNames(of certificate: Certificate) -> [String] {
+        guard let names = try? certificate.extensions.subjectAlternativeNames else { return [] }
+        return names.compactMap { name in
+            if case .dnsName(let text) = name { return text }
+            return nil
+        }
+    }
+
+    /// A new CA constrained to `names`, its key, and a server certificate it signed for them.
+    static func issue(names: [String]) throws -> (
+        ca: Certificate, caKey: P256.Signing.PrivateKey, server: Certificate, serverKey: P256.Signing.PrivateKey
+    ) {
+        // Only these DNS names, and no IP address at all (a constraint on DNS names alone
+        // would leave addresses open).
+        let constraints = NameConstraints(
+            permittedDNSDomains: names,
+            excludedIPRanges: [
+                ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 8))),
+                ASN1OctetString(contentBytes: ArraySlice([UInt8](repeating: 0, count: 32))),
+            ])
+        let (ca, caKey) = try CertificateIssuer.authority(
+            commonName: "Herald drop-in CA (FCM host names only)", constraints: constraints, years: 10)
+        let serverKey = P256.Signing.PrivateKey()
+        let server = try certificate(for: names, key: serverKey, ca: ca, caKey: caKey)
+        return (ca, caKey, server, serverKey)
+    }
+
+    /// A server certificate for `names`, signed by `caKey` as `ca`.
+    static func certificate(
+        for names: [String], key: P256.Signing.PrivateKey, ca: Certificate, caKey: P256.Signing.PrivateKey
+    ) throws -> Certificate {
+        try CertificateIssuer.server(
+            names: names.map { .dnsName($0) }, commonName: names.first ?? "localhost", key: key, ca: ca,
+            caKey: caKey, years: 2)
+    }
+
+    private static func write(_ text: String, to path: String) throws {
+        // Private like the rest of the data directory; the fleet gets a copy of the CA.
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+    }
+}
