@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldStorage
 import SwiftASN1
 public import X509
@@ -12,12 +13,7 @@ public import X509
 /// clients enforce the constraints (RFC 5280 §4.2.1.10).
 public struct DropInCertificates: Sendable {
     /// The host names FCM's clients use: SDKs, devices, browsers and XMPP app servers.
-    public static let googleHostNames = [
-        "oauth2.googleapis.com", "fcm.googleapis.com", "iid.googleapis.com", "fcmregistrations.googleapis.com",
-        "firebaseinstallations.googleapis.com", "android.clients.google.com", "fcmdata.googleapis.com",
-        "jmt17.google.com", "mtalk.google.com", "fcm-xmpp.googleapis.com", "gcm-http.googleapis.com",
-        "android.googleapis.com",
-    ]
+    public static var googleHostNames: [String] { DropInHosts.googleHostNames }
 
     /// The CA the fleet trusts.
     public var caPath: String

@@ -1,4 +1,4 @@
-import HeraldCore
+public import HeraldCore
 import HeraldDelivery
 import HeraldTelemetry
 public import Hummingbird
@@ -9,10 +9,13 @@ public enum HeraldRouter {
     /// The largest request body read; larger ones are refused with 413.
     static let maximumBodyBytes = 1 << 20
 
-    /// A router with every route Herald serves.
-    public static func make(_ environment: HTTPEnvironment) -> Router<HeraldRequestContext> {
+    /// A router with every route Herald serves; with `dropIn`, only under the host names
+    /// that serve each (drop-in mode's listener).
+    public static func make(_ environment: HTTPEnvironment, dropIn: DropInHosts? = nil) -> Router<HeraldRequestContext>
+    {
         let router = Router(context: HeraldRequestContext.self)
         router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics, logger: environment.logger))
+        if let dropIn { router.add(middleware: DropInRoutingMiddleware(hosts: dropIn)) }
         OperationsRoutes(environment: environment).register(on: router)
         TokenRoutes(environment: environment).register(on: router)
         SendRoutes(environment: environment).register(on: router)

@@ -6,6 +6,7 @@ public import HeraldStorage
 public import HeraldTelemetry
 public import Hummingbird
 public import Logging
+import NIOCore
 public import Prometheus
 public import ServiceLifecycle
 
@@ -139,23 +140,24 @@ public struct HeraldNode: Sendable {
     public func makeApplication(onServerRunning: @escaping @Sendable (Int) async -> Void = { _ in })
         -> some ApplicationProtocol
     {
-        let headTimeout = configuration.httpHeadTimeoutSeconds
-        let bodyTimeout = configuration.httpBodyTimeoutSeconds
-        let environment = environment
-        return Application(
+        Application(
             router: HeraldRouter.make(environment),
-            server: .http1(
-                configuration: .init(
-                    additionalChannelHandlers: [
-                        RequestDeadline(
-                            headTimeout: .nanoseconds(Int64(headTimeout * 1e9)),
-                            bodyTimeout: .nanoseconds(Int64(bodyTimeout * 1e9))),
-                        QuotaRefusalHandler(environment: environment),
-                    ])),
+            server: .http1(configuration: .init(additionalChannelHandlers: requestHandlers())),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+    }
+
+    /// The handlers each HTTP request passes through before its route: its deadlines, and the
+    /// refusal of requests past their project's quota.
+    func requestHandlers() -> [any RemovableChannelHandler] {
+        [
+            RequestDeadline(
+                headTimeout: .nanoseconds(Int64(configuration.httpHeadTimeoutSeconds * 1e9)),
+                bodyTimeout: .nanoseconds(Int64(configuration.httpBodyTimeoutSeconds * 1e9))),
+            QuotaRefusalHandler(environment: environment),
+        ]
     }
 
     /// Runs until SIGINT or SIGTERM (or cancellation), then shuts down gracefully.
@@ -189,6 +191,9 @@ public struct HeraldNode: Sendable {
         services += [
             LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first)
         ]
+        if let dropIn = configuration.dropIn {
+            services.append(LaneService(try makeDropInApplication(dropIn), lane: environment.lanes.first))
+        }
         let group = ServiceGroup(
             configuration: .init(
                 services: services,

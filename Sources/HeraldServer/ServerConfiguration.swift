@@ -35,6 +35,21 @@ public struct ServerConfiguration: Sendable {
     /// Further origins a Web Push sender's VAPID `aud` may name (besides the public URL's),
     /// for deployments that map other host names (Google's) to this server.
     public var webPushAudiences: [String] = []
+    /// Drop-in mode's HTTPS listener (FCM's host names resolved to Herald); nil for none.
+    public var dropIn: DropInListener?
+
+    /// Where drop-in mode listens, and the operator's own host names it also serves.
+    public struct DropInListener: Sendable {
+        public var host: String
+        public var port: Int
+        public var hostnames: [String]
+
+        public init(host: String = "127.0.0.1", port: Int = 443, hostnames: [String] = []) {
+            self.host = host
+            self.port = port
+            self.hostnames = hostnames
+        }
+    }
 
     /// The public URL, or the default one.
     public var effectivePublicURL: String { publicURL ?? "http://\(httpHost):\(httpPort)" }

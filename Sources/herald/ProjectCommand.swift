@@ -21,11 +21,16 @@ struct ProjectCommand: AsyncParsableCommand {
         var publicURL = "http://127.0.0.1:8080"
         @Option(name: .customLong("key-dir"), help: "Where to write <project-id>-service-account.json.")
         var keyDirectory = "."
+        @Flag(
+            name: .customLong("drop-in"),
+            help: "Write Google's token URL into the key file, for SDKs reaching Herald in drop-in mode.")
+        var dropIn = false
 
         func run() async throws {
             let administration = ProjectAdministration(store: try await openStore(storeOptions))
             let issued = try await administration.createProject(
-                id: projectID, publicURL: publicURL, keyFileDirectory: keyDirectory)
+                id: projectID, publicURL: dropIn ? "https://oauth2.googleapis.com" : publicURL,
+                keyFileDirectory: keyDirectory)
             print("project:        \(issued.project.id)")
             print("project number: \(issued.project.number)  (sender id)")
             print("api key:        \(issued.project.apiKey)")

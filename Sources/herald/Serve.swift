@@ -25,6 +25,17 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("web-push-audience"),
         help: "Another origin Web Push senders' VAPID aud may name, such as https://fcm.googleapis.com (repeatable).")
     var webPushAudiences: [String] = []
+    @Flag(
+        name: .customLong("drop-in"),
+        help: "Also serve HTTPS (HTTP/2 and HTTP/1.1) under FCM's own host names (see herald drop-in).")
+    var dropIn = false
+    @Option(name: .customLong("drop-in-port"), help: "The drop-in HTTPS port.") var dropInPort = 443
+    @Option(name: .customLong("drop-in-host"), help: "The drop-in listener's address (default: --http-host).")
+    var dropInHost: String?
+    @Option(
+        name: .customLong("drop-in-hostname"),
+        help: "One of your own host names the drop-in listener also serves everything under (repeatable).")
+    var dropInHostnames: [String] = []
 
     @Option(name: .customLong("log-level"), help: "trace, debug, info, notice, warning, error or critical.")
     var logLevel = "info"
@@ -169,6 +180,11 @@ struct Serve: AsyncParsableCommand {
         configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
         configuration.publicURL = publicURL
         configuration.webPushAudiences = webPushAudiences
+        if dropIn {
+            configuration.dropIn = .init(host: dropInHost ?? httpHost, port: dropInPort, hostnames: dropInHostnames)
+            // Browsers report their endpoints under Google's host: VAPID tokens name it.
+            configuration.webPushAudiences += ["https://fcm.googleapis.com", "https://jmt17.google.com"]
+        }
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
         configuration.acknowledgementWait = Dispatcher.acknowledgementWait(

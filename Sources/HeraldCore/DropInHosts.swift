@@ -1,0 +1,57 @@
+/// Which of Herald's HTTP paths each of FCM's host names serves in drop-in mode, where the
+/// fleet's resolver maps those names to Herald: a request is answered only under the host
+/// its client would have sent it to (the v1 API under `fcm.googleapis.com`, check-ins under
+/// `android.clients.google.com`, and so on), and the operator's own host names serve
+/// everything. Any other host, or a path its host does not serve, is not found.
+public struct DropInHosts: Sendable, Equatable {
+    /// FCM's host names and the path prefixes each serves; the device and XMPP hosts serve
+    /// no HTTP path (their connections are MCS and XMPP).
+    public static let google: [(host: String, paths: [String])] = [
+        ("oauth2.googleapis.com", ["/token"]),
+        ("fcm.googleapis.com", ["/v1/projects/", "/fcm/send", "/fcm/notification", "/fcm/connect/subscribe", "/wp/"]),
+        ("iid.googleapis.com", ["/iid/"]),
+        ("fcmregistrations.googleapis.com", ["/v1/projects/"]),
+        ("firebaseinstallations.googleapis.com", ["/v1/projects/"]),
+        ("android.clients.google.com", ["/checkin", "/c2dm/register3"]),
+        ("fcmdata.googleapis.com", ["/v1beta1/projects/"]),
+        ("jmt17.google.com", ["/fcm/send/", "/wp/"]),
+        ("gcm-http.googleapis.com", ["/gcm/send", "/fcm/send"]),
+        ("android.googleapis.com", ["/gcm/send"]),
+        ("mtalk.google.com", []),
+        ("fcm-xmpp.googleapis.com", []),
+    ]
+
+    /// FCM's host names.
+    public static var googleHostNames: [String] { google.map(\.host) }
+
+    /// The operator's own host names, lower-cased: every path is served under them.
+    public var ownHostNames: Set<String>
+
+    public init(ownHostNames: [String] = []) {
+        self.ownHostNames = Set(ownHostNames.map { $0.lowercased() })
+    }
+
+    /// Whether a request for `path` under `authority` (a Host header or HTTP/2
+    /// `:authority`, with or without a port) is served.
+    public func serves(authority: String, path: String) -> Bool {
+        let host = Self.host(of: authority)
+        if ownHostNames.contains(host) { return true }
+        guard let entry = Self.google.first(where: { $0.host == host }) else { return false }
+        let pathOnly = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
+        return entry.paths.contains { pathOnly.hasPrefix($0) }
+    }
+
+    /// The host of an authority, lower-cased, without its port.
+    static func host(of authority: String) -> String {
+        var host = Substring(authority.lowercased())
+        if host.hasPrefix("[") {
+            host = host.dropFirst().prefix { $0 != "]" }
+        } else if let colon = host.lastIndex(of: ":") {
+            host = host[..<colon]
+        }
+        if host.hasSuffix(".") { host = host.dropLast() }
+        return String(host)
+    }
+
+    public static func == (lhs: DropInHosts, rhs: DropInHosts) -> Bool { lhs.ownHostNames == rhs.ownHostNames }
+}

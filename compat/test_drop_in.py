@@ -1,0 +1,104 @@
+"""Drop-in mode: inside a network namespace whose hosts file maps FCM's host names to
+127.0.0.1 (as `ip netns exec` mounts /etc/netns/<name>/hosts), `herald serve --drop-in`
+answers on 443 under those names with its constrained CA, and clients that were never
+pointed at Herald reach it: firebase-admin with its default endpoints (`send`, a dry run,
+`send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), and curl --http2 to
+the v1 send endpoint. A path under a host that does not serve it is not found.
+
+Runs as root (network namespaces); skipped otherwise."""
+import json
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import pytest
+
+from conftest import HERALD, free_port
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="needs root and iproute2")
+COMPAT = os.path.dirname(os.path.abspath(__file__))
+
+
+class Namespace:
+    """A network namespace with its loopback up and FCM's host names on 127.0.0.1."""
+
+    def __init__(self):
+        self.name = "herald-" + secrets.token_hex(4)
+        subprocess.run(["ip", "netns", "add", self.name], check=True)
+        self.run("ip", "link", "set", "lo", "up")
+        hosts = subprocess.run([HERALD, "drop-in", "hosts"], capture_output=True, text=True, check=True).stdout
+        self.etc = f"/etc/netns/{self.name}"
+        os.makedirs(self.etc)
+        with open(f"{self.etc}/hosts", "w") as f:
+            f.write("127.0.0.1 localhost\n" + hosts.split("\n")[1] + "\n")
+
+    def run(self, *command, **options):
+        return subprocess.run(["ip", "netns", "exec", self.name, *command], check=True, **options)
+
+    def popen(self, *command, **options):
+        return subprocess.Popen(["ip", "netns", "exec", self.name, *command], **options)
+
+    def delete(self):
+        subprocess.run(["ip", "netns", "del", self.name])
+        shutil.rmtree(self.etc, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def drop_in():
+    directory = tempfile.mkdtemp(prefix="herald-dropin-")
+    data = os.path.join(directory, "data")
+    namespace = Namespace()
+    output = subprocess.run(
+        [HERALD, "project", "create", "compat-dropin", "--drop-in", "--key-dir", directory, "--data-dir", data],
+        capture_output=True, text=True, check=True).stdout
+    key_file = next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith("key file"))
+    with open(key_file) as f:
+        assert json.load(f)["token_uri"] == "https://oauth2.googleapis.com/token"
+    log = open(os.path.join(directory, "serve.log"), "ab")
+    server = namespace.popen(
+        HERALD, "serve", "--data-dir", data, "--http-port", str(free_port()), "--gateway-port", str(free_port()),
+        "--drop-in", stdout=log, stderr=subprocess.STDOUT)
+    ca = os.path.join(data, "tls", "drop-in-ca.pem")
+    deadline = time.time() + 30
+    while subprocess.run(
+            ["ip", "netns", "exec", namespace.name, "curl", "-sf", "--cacert", ca, "-o", "/dev/null",
+             "https://fcm.googleapis.com/v1/projects/compat-dropin/messages:send", "-d", "{}"]).returncode == 7:
+        assert time.time() < deadline, "the drop-in listener did not start"
+        time.sleep(0.2)
+    env = {**os.environ, "SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca}
+    yield namespace, key_file, ca, env
+    server.terminate()
+    server.wait(timeout=10)
+    namespace.delete()
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_firebase_admin_with_its_default_endpoints_and_curl_over_http2(drop_in):
+    namespace, key_file, ca, env = drop_in
+    answer = namespace.run(sys.executable, os.path.join(COMPAT, "dropin_client.py"), key_file,
+                           capture_output=True, text=True, env=env, timeout=120)
+    results = json.loads(answer.stdout)
+    assert results["send"].startswith("projects/compat-dropin/messages/")
+    assert results["dry_run"].startswith("projects/compat-dropin/messages/")
+    assert len(results["send_each_async"]) == 3 and results["httpx_http_version"] == "HTTP/2"
+    assert results["subscribe_to_topic"] == {"success": 0, "failure": 1, "reasons": ["INVALID_ARGUMENT"]}
+    # curl --http2: ALPN picks HTTP/2, and a v1 send is accepted.
+    curl = namespace.run(
+        "curl", "-sS", "--http2", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
+        "-H", f"Authorization: Bearer {results['access_token']}", "-H", "Content-Type: application/json",
+        "-d", json.dumps({"message": {"topic": "news", "data": {"via": "curl"}}}),
+        "https://fcm.googleapis.com/v1/projects/compat-dropin/messages:send", capture_output=True, text=True)
+    assert curl.stdout == "2 200"
+
+
+def test_a_path_under_a_host_that_does_not_serve_it_is_not_found(drop_in):
+    namespace, _, ca, _ = drop_in
+    for url in ("https://oauth2.googleapis.com/v1/projects/compat-dropin/messages:send",
+                "https://android.clients.google.com/token", "https://mtalk.google.com/healthz"):
+        curl = namespace.run("curl", "-sS", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code}", "-d", "{}", url,
+                             capture_output=True, text=True)
+        assert curl.stdout == "404", url
