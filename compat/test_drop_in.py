@@ -2,8 +2,9 @@
 127.0.0.1 (as `ip netns exec` mounts /etc/netns/<name>/hosts), `herald serve --drop-in`
 answers on 443 under those names with its constrained CA, and clients that were never
 pointed at Herald reach it: firebase-admin with its default endpoints (`send`, a dry run,
-`send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), and curl --http2 to
-the v1 send endpoint. A path under a host that does not serve it is not found.
+`send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), curl --http2 to the
+v1 send endpoint, and a device's TLS asking for `mtalk.google.com` at the gateway. A path
+under a host that does not serve it is not found.
 
 Runs as root (network namespaces); skipped otherwise."""
 import json
@@ -37,7 +38,7 @@ class Namespace:
             f.write("127.0.0.1 localhost\n" + hosts.split("\n")[1] + "\n")
 
     def run(self, *command, **options):
-        return subprocess.run(["ip", "netns", "exec", self.name, *command], check=True, **options)
+        return subprocess.run(["ip", "netns", "exec", self.name, *command], **{"check": True, **options})
 
     def popen(self, *command, **options):
         return subprocess.Popen(["ip", "netns", "exec", self.name, *command], **options)
@@ -59,9 +60,10 @@ def drop_in():
     with open(key_file) as f:
         assert json.load(f)["token_uri"] == "https://oauth2.googleapis.com/token"
     log = open(os.path.join(directory, "serve.log"), "ab")
+    namespace.gateway_port = free_port()
     server = namespace.popen(
-        HERALD, "serve", "--data-dir", data, "--http-port", str(free_port()), "--gateway-port", str(free_port()),
-        "--drop-in", stdout=log, stderr=subprocess.STDOUT)
+        HERALD, "serve", "--data-dir", data, "--http-port", str(free_port()), "--gateway-port",
+        str(namespace.gateway_port), "--drop-in", stdout=log, stderr=subprocess.STDOUT)
     ca = os.path.join(data, "tls", "drop-in-ca.pem")
     deadline = time.time() + 30
     while subprocess.run(
@@ -102,3 +104,20 @@ def test_a_path_under_a_host_that_does_not_serve_it_is_not_found(drop_in):
         curl = namespace.run("curl", "-sS", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code}", "-d", "{}", url,
                              capture_output=True, text=True)
         assert curl.stdout == "404", url
+
+
+def test_the_device_gateway_shows_the_drop_in_certificate_to_a_device_asking_for_mtalk(drop_in):
+    namespace, _, ca, _ = drop_in
+    gateway_ca = os.path.join(os.path.dirname(ca), "ca.pem")
+
+    def verified(server_name, trusted):
+        probe = namespace.run(
+            "openssl", "s_client", "-connect", f"127.0.0.1:{namespace.gateway_port}", *server_name,
+            "-CAfile", trusted, "-verify_return_error", "-brief", input="", capture_output=True, text=True,
+            check=False)
+        return "Verification: OK" in probe.stderr
+
+    assert verified(["-servername", "mtalk.google.com", "-verify_hostname", "mtalk.google.com"], ca)
+    # Asked for no FCM name, the gateway shows its own certificate, as before.
+    assert verified(["-verify_ip", "127.0.0.1"], gateway_ca)
+    assert not verified(["-verify_ip", "127.0.0.1"], ca)

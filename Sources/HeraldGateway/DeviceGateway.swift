@@ -67,10 +67,11 @@ public final class DeviceGateway: Sendable {
             tls = nil
         case .files(let chain, let key):
             tls = try NIOSSLContext(
-                configuration: GatewayCertificates.serverConfiguration(certificateChain: chain, privateKey: key))
+                configuration: configuration.dropIn.choosing(
+                    GatewayCertificates.serverConfiguration(certificateChain: chain, privateKey: key)))
         case .generated(let dataDirectory, let hostnames):
             let certificates = try GatewayCertificates.loadOrCreate(dataDirectory: dataDirectory, hostnames: hostnames)
-            tls = try NIOSSLContext(configuration: certificates.serverConfiguration())
+            tls = try NIOSSLContext(configuration: configuration.dropIn.choosing(certificates.serverConfiguration()))
         }
     }
 

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import HeraldCore
 import HeraldStorage
+import NIOSSL
 import SwiftASN1
 public import X509
 
@@ -99,5 +100,28 @@ public struct DropInCertificates: Sendable {
             FileManager.default.createFile(
                 atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
         else { throw CocoaError(.fileWriteUnknown) }
+    }
+}
+
+extension DropInCertificates? {
+    /// `configuration`, showing drop-in mode's certificate instead to a client whose TLS
+    /// server name is one of FCM's host names (a device looking for `mtalk.google.com`).
+    func choosing(_ configuration: TLSConfiguration) throws -> TLSConfiguration {
+        guard let self else { return configuration }
+        var configuration = configuration
+        let chain = try NIOSSLCertificate.fromPEMFile(self.certificatePath).map {
+            NIOSSLCertificateSource.certificate($0)
+        }
+        let key = NIOSSLPrivateKeySource.privateKey(try NIOSSLPrivateKey(file: self.keyPath, format: .pem))
+        let names = Set(DropInHosts.googleHostNames)
+        configuration.sslContextCallback = { hello, promise in
+            var override = NIOSSLContextConfigurationOverride()
+            if let name = hello.serverHostname?.lowercased(), names.contains(name) {
+                override.certificateChain = chain
+                override.privateKey = key
+            }
+            promise.succeed(override)
+        }
+        return configuration
     }
 }

@@ -16,6 +16,9 @@ public struct GatewayConfiguration: Sendable {
     public var ports: [Int] = [5228]
     /// TLS. Default: generated certificates.
     public var security: Security = .plaintext
+    /// Drop-in mode's certificate, shown instead to a device that asks for one of FCM's host
+    /// names (TLS SNI `mtalk.google.com`); nil outside drop-in mode.
+    public var dropIn: DropInCertificates?
     /// Seconds between heartbeats the server sends on an idle connection; clients may ask
     /// for shorter ones, down to `minimumHeartbeatSeconds`. Default 240 (N2: well inside
     /// the 30 minutes after which NATs drop idle connections).

@@ -206,6 +206,10 @@ struct Serve: AsyncParsableCommand {
                 dataDirectory: storeOptions.dataDirectory, hostnames: [gateway.host] + tlsHostnames)
             logger.info("devices trust the gateway CA in \(certificates.caPath)")
         }
+        if dropIn {
+            gateway.dropIn = try DropInCertificates.loadOrCreate(
+                dataDirectory: storeOptions.dataDirectory, hostnames: dropInHostnames)
+        }
         configuration.gateway = gateway
         configuration.xmpp.host = gateway.host
         configuration.xmpp.tlsPorts = xmppPorts
