@@ -3,8 +3,9 @@
 answers on 443 under those names with its constrained CA, and clients that were never
 pointed at Herald reach it: firebase-admin with its default endpoints (`send`, a dry run,
 `send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), curl --http2 to the
-v1 send endpoint, and a device's TLS asking for `mtalk.google.com` at the gateway. A path
-under a host that does not serve it is not found.
+v1 send endpoint, a device's TLS asking for `mtalk.google.com` at the gateway, and
+Chromium with no GCM switches receiving a Web Push message posted to the endpoint it
+returned. A path under a host that does not serve it is not found.
 
 Runs as root (network namespaces); skipped otherwise."""
 import json
@@ -29,10 +30,24 @@ class Namespace:
 
     def __init__(self):
         self.name = "herald-" + secrets.token_hex(4)
-        subprocess.run(["ip", "netns", "add", self.name], check=True)
-        self.run("ip", "link", "set", "lo", "up")
-        hosts = subprocess.run([HERALD, "drop-in", "hosts"], capture_output=True, text=True, check=True).stdout
         self.etc = f"/etc/netns/{self.name}"
+        subprocess.run(["ip", "netns", "add", self.name], check=True)
+        try:
+            self.prepare()
+        except BaseException:
+            self.delete()
+            raise
+
+    def prepare(self):
+        self.run("ip", "link", "set", "lo", "up")
+        # An interface besides loopback, which leads nowhere: without one, a browser's
+        # network watcher reports no connection and its push connection waits for one.
+        self.run("ip", "link", "add", "uplink", "type", "veth", "peer", "name", "uplink-peer")
+        self.run("ip", "addr", "add", "10.213.0.2/24", "dev", "uplink")
+        self.run("ip", "link", "set", "uplink-peer", "up")
+        self.run("ip", "link", "set", "uplink", "up")
+        self.run("ip", "route", "add", "default", "via", "10.213.0.1")
+        hosts = subprocess.run([HERALD, "drop-in", "hosts"], capture_output=True, text=True, check=True).stdout
         os.makedirs(self.etc)
         with open(f"{self.etc}/hosts", "w") as f:
             f.write("127.0.0.1 localhost\n" + hosts.split("\n")[1] + "\n")
@@ -52,31 +67,35 @@ class Namespace:
 def drop_in():
     directory = tempfile.mkdtemp(prefix="herald-dropin-")
     data = os.path.join(directory, "data")
-    namespace = Namespace()
     output = subprocess.run(
         [HERALD, "project", "create", "compat-dropin", "--drop-in", "--key-dir", directory, "--data-dir", data],
         capture_output=True, text=True, check=True).stdout
     key_file = next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith("key file"))
     with open(key_file) as f:
         assert json.load(f)["token_uri"] == "https://oauth2.googleapis.com/token"
-    log = open(os.path.join(directory, "serve.log"), "ab")
-    namespace.gateway_port = free_port()
-    server = namespace.popen(
-        HERALD, "serve", "--data-dir", data, "--http-port", str(free_port()), "--gateway-port",
-        str(namespace.gateway_port), "--drop-in", stdout=log, stderr=subprocess.STDOUT)
-    ca = os.path.join(data, "tls", "drop-in-ca.pem")
-    deadline = time.time() + 30
-    while subprocess.run(
-            ["ip", "netns", "exec", namespace.name, "curl", "-sf", "--cacert", ca, "-o", "/dev/null",
-             "https://fcm.googleapis.com/v1/projects/compat-dropin/messages:send", "-d", "{}"]).returncode == 7:
-        assert time.time() < deadline, "the drop-in listener did not start"
-        time.sleep(0.2)
-    env = {**os.environ, "SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca}
-    yield namespace, key_file, ca, env
-    server.terminate()
-    server.wait(timeout=10)
-    namespace.delete()
-    shutil.rmtree(directory, ignore_errors=True)
+    namespace = Namespace()
+    server = None
+    try:
+        log = open(os.path.join(directory, "serve.log"), "ab")
+        # 5228, as devices and browsers that were never pointed at Herald look for mtalk.google.com.
+        namespace.gateway_port = 5228
+        server = namespace.popen(
+            HERALD, "serve", "--data-dir", data, "--http-port", str(free_port()), "--gateway-port",
+            str(namespace.gateway_port), "--drop-in", stdout=log, stderr=subprocess.STDOUT)
+        ca = os.path.join(data, "tls", "drop-in-ca.pem")
+        deadline = time.time() + 30
+        while subprocess.run(
+                ["ip", "netns", "exec", namespace.name, "curl", "-sf", "--cacert", ca, "-o", "/dev/null",
+                 "https://fcm.googleapis.com/v1/projects/compat-dropin/messages:send", "-d", "{}"]).returncode == 7:
+            assert time.time() < deadline, "the drop-in listener did not start"
+            time.sleep(0.2)
+        yield namespace, key_file, ca, {**os.environ, "SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca}
+    finally:
+        if server:
+            server.terminate()
+            server.wait(timeout=10)
+        namespace.delete()
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 def test_firebase_admin_with_its_default_endpoints_and_curl_over_http2(drop_in):
@@ -121,3 +140,15 @@ def test_the_device_gateway_shows_the_drop_in_certificate_to_a_device_asking_for
     # Asked for no FCM name, the gateway shows its own certificate, as before.
     assert verified(["-verify_ip", "127.0.0.1"], gateway_ca)
     assert not verified(["-verify_ip", "127.0.0.1"], ca)
+
+
+def test_chromium_with_no_gcm_switches_subscribes_and_receives_a_web_push(drop_in):
+    """Chromium checks in, registers and connects to FCM's own host names, which resolve to
+    Herald; pywebpush posts to the endpoint as Chromium returned it."""
+    namespace, _, ca, env = drop_in
+    answer = namespace.run(sys.executable, os.path.join(COMPAT, "dropin_browser.py"), ca, capture_output=True,
+                           text=True, env=env, timeout=180, check=False)
+    result = json.loads(answer.stdout.strip().splitlines()[-1])
+    assert result.get("endpoint", "").startswith(("https://fcm.googleapis.com/fcm/send/",
+                                                  "https://jmt17.google.com/fcm/send/")), answer.stderr[-2000:]
+    assert result.get("status") == 201 and result.get("received") == "hello, unmodified browser", (result, answer.stderr[-3000:])
