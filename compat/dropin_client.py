@@ -1,5 +1,6 @@
-"""An app server with no redirect code: firebase-admin as it ships, its key file naming
-Google's token URL. Run inside a network namespace whose hosts file maps FCM's host names to
+"""An app server and a device with no redirect code: firebase-admin as it ships, its key
+file naming Google's token URL, and the firebase-messaging receiver with its default
+endpoints (check-in, installations, registrations, mtalk.google.com:5228). Run inside a network namespace whose hosts file maps FCM's host names to
 Herald, trusting Herald's drop-in CA (SSL_CERT_FILE, REQUESTS_CA_BUNDLE). Prints one JSON
 object with what each call answered; the test judges it."""
 import asyncio
@@ -12,7 +13,7 @@ import httpx
 from firebase_admin import credentials, messaging
 from google.oauth2 import service_account
 
-key_file = sys.argv[1]
+key_file, api_key, project_number = sys.argv[1:4]
 app = firebase_admin.initialize_app(credentials.Certificate(key_file))
 results = {}
 results["send"] = messaging.send(messaging.Message(topic="news", data={"k": "v"}))
@@ -29,6 +30,31 @@ results["send_each_async"] = asyncio.run(send_each())
 topic = messaging.subscribe_to_topic(["not-a-token"], "news")
 results["subscribe_to_topic"] = {"success": topic.success_count, "failure": topic.failure_count,
                                  "reasons": [error.reason for error in topic.errors]}
+
+
+async def receive():
+    from firebase_messaging import FcmPushClient, FcmRegisterConfig
+
+    received = []
+    config = FcmRegisterConfig(project_id="compat-dropin", app_id=f"1:{project_number}:web:dropin",
+                               api_key=api_key, messaging_sender_id=project_number)
+    client = FcmPushClient(lambda message, persistent_id, _: received.append(message), config, None)
+    token = await client.checkin_or_register()
+    await client.start()
+    for _ in range(200):
+        if client.is_started():
+            break
+        await asyncio.sleep(0.05)
+    messaging.send(messaging.Message(token=token, data={"to": "receiver"}))
+    for _ in range(200):
+        if received:
+            break
+        await asyncio.sleep(0.05)
+    await client.stop()
+    return [message.get("data") for message in received]
+
+
+results["firebase_messaging"] = asyncio.run(receive())
 # An access token for the curl check, fetched from the token URL in the key file.
 scoped = service_account.Credentials.from_service_account_file(
     key_file, scopes=["https://www.googleapis.com/auth/firebase.messaging"])

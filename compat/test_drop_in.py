@@ -2,10 +2,11 @@
 127.0.0.1 (as `ip netns exec` mounts /etc/netns/<name>/hosts), `herald serve --drop-in`
 answers on 443 under those names with its constrained CA, and clients that were never
 pointed at Herald reach it: firebase-admin with its default endpoints (`send`, a dry run,
-`send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), curl --http2 to the
-v1 send endpoint, a device's TLS asking for `mtalk.google.com` at the gateway, and
-Chromium with no GCM switches receiving a Web Push message posted to the endpoint it
-returned. A path under a host that does not serve it is not found.
+`send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), the firebase-messaging
+receiver with its default endpoints (registered, connected, a message received), curl
+--http2 to the v1 send endpoint, a device's TLS asking for `mtalk.google.com` at the
+gateway, and Chromium with no GCM switches receiving a Web Push message posted to the
+endpoint it returned. A path under a host that does not serve it is not found.
 
 Runs as root (network namespaces); skipped otherwise."""
 import json
@@ -70,7 +71,8 @@ def drop_in():
     output = subprocess.run(
         [HERALD, "project", "create", "compat-dropin", "--drop-in", "--key-dir", directory, "--data-dir", data],
         capture_output=True, text=True, check=True).stdout
-    key_file = next(line.split(":", 1)[1].strip() for line in output.splitlines() if line.startswith("key file"))
+    fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+    key_file = fields["key file"]
     with open(key_file) as f:
         assert json.load(f)["token_uri"] == "https://oauth2.googleapis.com/token"
     namespace = Namespace()
@@ -89,6 +91,7 @@ def drop_in():
                  "https://fcm.googleapis.com/v1/projects/compat-dropin/messages:send", "-d", "{}"]).returncode == 7:
             assert time.time() < deadline, "the drop-in listener did not start"
             time.sleep(0.2)
+        namespace.project = fields
         yield namespace, key_file, ca, {**os.environ, "SSL_CERT_FILE": ca, "REQUESTS_CA_BUNDLE": ca}
     finally:
         if server:
@@ -101,12 +104,14 @@ def drop_in():
 def test_firebase_admin_with_its_default_endpoints_and_curl_over_http2(drop_in):
     namespace, key_file, ca, env = drop_in
     answer = namespace.run(sys.executable, os.path.join(COMPAT, "dropin_client.py"), key_file,
+                           namespace.project["api key"], namespace.project["project number"].split()[0],
                            capture_output=True, text=True, env=env, timeout=120)
     results = json.loads(answer.stdout)
     assert results["send"].startswith("projects/compat-dropin/messages/")
     assert results["dry_run"].startswith("projects/compat-dropin/messages/")
     assert len(results["send_each_async"]) == 3 and results["httpx_http_version"] == "HTTP/2"
     assert results["subscribe_to_topic"] == {"success": 0, "failure": 1, "reasons": ["INVALID_ARGUMENT"]}
+    assert results["firebase_messaging"] == [{"to": "receiver"}]
     # curl --http2: ALPN picks HTTP/2, and a v1 send is accepted.
     curl = namespace.run(
         "curl", "-sS", "--http2", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
