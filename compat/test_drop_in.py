@@ -130,18 +130,21 @@ def test_a_path_under_a_host_that_does_not_serve_it_is_not_found(drop_in):
         assert curl.stdout == "404", url
 
 
-def test_the_device_gateway_shows_the_drop_in_certificate_to_a_device_asking_for_mtalk(drop_in):
+def test_the_gateway_and_xmpp_show_the_drop_in_certificate_to_clients_asking_for_fcms_names(drop_in):
     namespace, _, ca, _ = drop_in
     gateway_ca = os.path.join(os.path.dirname(ca), "ca.pem")
 
-    def verified(server_name, trusted):
+    def verified(server_name, trusted, port=namespace.gateway_port):
         probe = namespace.run(
-            "openssl", "s_client", "-connect", f"127.0.0.1:{namespace.gateway_port}", *server_name,
+            "openssl", "s_client", "-connect", f"127.0.0.1:{port}", *server_name,
             "-CAfile", trusted, "-verify_return_error", "-brief", input="", capture_output=True, text=True,
             check=False)
         return "Verification: OK" in probe.stderr
 
     assert verified(["-servername", "mtalk.google.com", "-verify_hostname", "mtalk.google.com"], ca)
+    # XMPP app servers find Herald where they look for FCM's: fcm-xmpp.googleapis.com:5235.
+    assert verified(["-servername", "fcm-xmpp.googleapis.com", "-verify_hostname", "fcm-xmpp.googleapis.com"], ca,
+                    port=5235)
     # Asked for no FCM name, the gateway shows its own certificate, as before.
     assert verified(["-verify_ip", "127.0.0.1"], gateway_ca)
     assert not verified(["-verify_ip", "127.0.0.1"], ca)

@@ -27,7 +27,9 @@ struct Serve: AsyncParsableCommand {
     var webPushAudiences: [String] = []
     @Flag(
         name: .customLong("drop-in"),
-        help: "Also serve HTTPS (HTTP/2 and HTTP/1.1) under FCM's own host names (see herald drop-in).")
+        help:
+            "Also serve HTTPS (HTTP/2 and HTTP/1.1) under FCM's own host names, and XMPP on 5235 unless --xmpp-port says otherwise (see herald drop-in)."
+    )
     var dropIn = false
     @Option(name: .customLong("drop-in-port"), help: "The drop-in HTTPS port.") var dropInPort = 443
     @Option(name: .customLong("drop-in-host"), help: "The drop-in listener's address (default: --http-host).")
@@ -212,7 +214,8 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.gateway = gateway
         configuration.xmpp.host = gateway.host
-        configuration.xmpp.tlsPorts = xmppPorts
+        // Drop-in mode serves XMPP app servers where they look for it: fcm-xmpp.googleapis.com:5235.
+        configuration.xmpp.tlsPorts = xmppPorts.isEmpty && dropIn && !gatewayPlaintext ? [5235] : xmppPorts
         configuration.xmpp.plaintextPorts = xmppPlaintextPorts
         let host = httpHost
         let publicURL = publicURL
