@@ -11,7 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure Herald: one given by --url, or a herald serve the benchmark starts and removes.",
         subcommands: [
             Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self, Pace.self, Upstream.self,
-            WebPush.self,
+            WebPush.self, Transports.self,
         ])
 
     /// Gateway options shared by the device benchmarks.
@@ -501,6 +501,39 @@ struct BenchCommand: AsyncParsableCommand {
                 "\(report.requests)   \(report.failures)   \(Int(report.perSecond))   \(Int(report.latency.p50))   "
                     + "\(Int(report.latency.p90))   \(Int(report.latency.p99))   \(Int(report.latency.max))")
             if let failure = report.firstFailure { print("first failure: \(failure)") }
+        }
+    }
+}
+
+extension BenchCommand {
+    struct Transports: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Validated v1 sends over HTTP/1.1, HTTP/1.1 with TLS and HTTP/2 with TLS (drop-in mode's listener) "
+                + "of a server it starts: sends a second and server CPU a send, median of alternating rounds.")
+
+        @Option(help: "Requests in flight: HTTP/1.1 connections, or HTTP/2 streams.") var concurrency = 32
+        @Option(help: "Seconds each transport runs in a round.") var seconds = 5.0
+        @Option(help: "Rounds, in alternating order.") var rounds = 3
+
+        func run() async throws {
+            let server = try await BenchServer.withDropIn(json: false)
+            defer { server.stop() }
+            guard let base = HTTPURL(server.url), let tlsURL = server.dropInURL else {
+                throw ValidationError("the server did not start its drop-in listener")
+            }
+            let credentials = try BenchCommand.serviceAccount(server.keyFile, at: base)
+            let benchmark = TransportBenchmark(
+                options: .init(
+                    plaintextURL: server.url, tlsURL: tlsURL, caPath: server.dropInCAPath,
+                    projectID: credentials.projectID, accessToken: try await credentials.accessToken(),
+                    concurrency: concurrency, seconds: seconds, rounds: rounds, serverPID: server.pid))
+            let results = try await benchmark.run { print($0) }
+            print("transport      sends/s   server CPU µs/send   failures   (median of \(rounds) rounds)")
+            for result in results {
+                let cpu = result.cpuMicrosecondsPerSend.map { String(format: "%.1f", $0) } ?? "-"
+                print("\(result.transport.rawValue)   \(Int(result.perSecond))   \(cpu)   \(result.failures)")
+            }
         }
     }
 }

@@ -23,6 +23,9 @@ final class BenchServer {
     let serverKey: String
     /// The gateway CA devices trust; nil in plaintext.
     let caPath: String?
+    /// Drop-in mode's HTTPS listener (`https://127.0.0.1:PORT`) and its CA, when started with it.
+    var dropInURL: String?
+    var dropInCAPath: String { directory + "/data/tls/drop-in-ca.pem" }
     var pid: Int32 { process.processIdentifier }
 
     private let process: Process
@@ -49,9 +52,9 @@ final class BenchServer {
     }
 
     /// Starts a server whose project has `settings` (`name=value`, as `herald project set`).
-    private static func start(plaintext: Bool, settings: [String], progress: (String) -> Void) async throws
-        -> BenchServer
-    {
+    private static func start(
+        plaintext: Bool, settings: [String], dropIn: Bool = false, progress: (String) -> Void
+    ) async throws -> BenchServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "herald-bench-" + UUID().uuidString
         ).path
@@ -69,6 +72,7 @@ final class BenchServer {
             let http = try freePort()
             let gateway = try freePort()
             let xmpp = try freePort()
+            let dropInPort = try freePort()
             let process = Process()
             process.executableURL = URL(fileURLWithPath: executable)
             process.arguments =
@@ -79,14 +83,21 @@ final class BenchServer {
                     "--checkins-per-minute", "0", "--registrations-per-minute", "0",
                     "--device-registrations-per-minute", "0", "--xmpp-plaintext-port", String(xmpp),
                 ] + (plaintext ? ["--gateway-plaintext"] : [])
+                + (dropIn
+                    ? [
+                        "--drop-in", "--drop-in-port", String(dropInPort), "--drop-in-hostname", "127.0.0.1",
+                        "--xmpp-port", String(try freePort()),
+                    ] : [])
             try process.run()
             let url = "http://127.0.0.1:\(http)"
             if await healthy(url, process: process) {
                 progress("started herald serve (pid \(process.processIdentifier)) at \(url), gateway port \(gateway)")
-                return BenchServer(
+                let server = BenchServer(
                     url: url, gatewayPort: gateway, keyFile: issued.keyFilePath, apiKey: issued.project.apiKey,
                     xmppPort: xmpp, senderID: issued.project.number, serverKey: issued.project.serverKey,
                     caPath: plaintext ? nil : data + "/tls/ca.pem", process: process, directory: directory)
+                if dropIn { server.dropInURL = "https://127.0.0.1:\(dropInPort)" }
+                return server
             }
             process.terminate()
             process.waitUntilExit()
@@ -101,6 +112,12 @@ final class BenchServer {
     {
         guard url == nil else { return nil }
         return try await start(plaintext: plaintext, settings: settings) { line in if !json { print(line) } }
+    }
+
+    /// A server of the benchmark's own with drop-in mode's HTTPS listener, serving every path
+    /// under `127.0.0.1`.
+    static func withDropIn(json: Bool) async throws -> BenchServer {
+        try await start(plaintext: false, settings: [], dropIn: true) { line in if !json { print(line) } }
     }
 
     /// Stops the server and deletes its data.
