@@ -13,8 +13,8 @@ public struct PushReceipt: Sendable, Hashable {
     public var acknowledgedAt: Timestamp
     public var expiresAt: Timestamp
 
-    /// How long a receipt waits for its sender: four weeks, the longest time to live.
-    public static let lifetimeSeconds: Int64 = 2_419_200
+    /// How long a receipt waits for its sender: four weeks, as an XMPP receipt does.
+    public static let lifetimeSeconds = UpstreamMessage.receiptLifetimeSeconds
 
     public init(
         sequence: Int64 = 0, subscription: String, token: String, messageID: String, acknowledgedAt: Timestamp,

@@ -58,4 +58,13 @@ enum CertificateIssuer {
             },
             issuerPrivateKey: Certificate.PrivateKey(caKey))
     }
+
+    /// Writes a PEM file readable by its owner alone, like the rest of the data directory
+    /// (devices and fleets get copies of the CAs).
+    static func writePrivate(_ text: String, to path: String) throws {
+        guard
+            FileManager.default.createFile(
+                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
+        else { throw CocoaError(.fileWriteUnknown) }
+    }
 }

@@ -13,9 +13,6 @@ public import X509
 /// nothing anyway: a certificate it signs for any other name fails verification, because
 /// clients enforce the constraints (RFC 5280 §4.2.1.10).
 public struct DropInCertificates: Sendable {
-    /// The host names FCM's clients use: SDKs, devices, browsers and XMPP app servers.
-    public static var googleHostNames: [String] { DropInHosts.googleHostNames }
-
     /// The CA the fleet trusts.
     public var caPath: String
     /// The server certificate chain and its key.
@@ -41,11 +38,11 @@ public struct DropInCertificates: Sendable {
         }
         try PrivateDirectory.prepare(directory)
         let issued = try issue(names: names)
-        try Self.write(try issued.ca.serializeAsPEM().pemString + "\n", to: files.caPath)
-        try Self.write(
+        try CertificateIssuer.writePrivate(try issued.ca.serializeAsPEM().pemString + "\n", to: files.caPath)
+        try CertificateIssuer.writePrivate(
             try issued.server.serializeAsPEM().pemString + "\n" + (try issued.ca.serializeAsPEM().pemString) + "\n",
             to: files.certificatePath)
-        try Self.write(issued.serverKey.pemRepresentation + "\n", to: files.keyPath)
+        try CertificateIssuer.writePrivate(issued.serverKey.pemRepresentation + "\n", to: files.keyPath)
         return files
     }
 
@@ -54,7 +51,7 @@ public struct DropInCertificates: Sendable {
         var seen = Set<String>()
         // Host names only: the CA permits no IP address.
         let own = hostnames.map { $0.lowercased() }.filter { IPv4Address($0) == nil && !$0.contains(":") }
-        return (googleHostNames + own).filter { seen.insert($0).inserted }
+        return (DropInHosts.googleHostNames + own).filter { seen.insert($0).inserted }
     }
 
     /// A certificate's DNS subject alternative names.
@@ -92,14 +89,6 @@ public struct DropInCertificates: Sendable {
         try CertificateIssuer.server(
             names: names.map { .dnsName($0) }, commonName: names.first ?? "localhost", key: key, ca: ca,
             caKey: caKey, years: 2)
-    }
-
-    private static func write(_ text: String, to path: String) throws {
-        // Private like the rest of the data directory; the fleet gets a copy of the CA.
-        guard
-            FileManager.default.createFile(
-                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600])
-        else { throw CocoaError(.fileWriteUnknown) }
     }
 }
 

@@ -30,10 +30,9 @@ public struct GatewayCertificates: Sendable {
         }
         try PrivateDirectory.prepare(directory)
         let (ca, server, serverKey) = try makeCertificates(hostnames: hostnames)
-        // Private like the rest of the data directory; devices get a copy of the CA.
-        try write(ca, to: files.caPath, mode: 0o600)
-        try write(server + ca, to: files.certificatePath, mode: 0o600)
-        try write(serverKey, to: files.keyPath, mode: 0o600)
+        try CertificateIssuer.writePrivate(ca, to: files.caPath)
+        try CertificateIssuer.writePrivate(server + ca, to: files.certificatePath)
+        try CertificateIssuer.writePrivate(serverKey, to: files.keyPath)
         return files
     }
 
@@ -72,13 +71,6 @@ public struct GatewayCertificates: Sendable {
             try ca.serializeAsPEM().pemString + "\n", try server.serializeAsPEM().pemString + "\n",
             serverKey.pemRepresentation + "\n"
         )
-    }
-
-    private static func write(_ text: String, to path: String, mode: Int) throws {
-        guard
-            FileManager.default.createFile(
-                atPath: path, contents: Data(text.utf8), attributes: [.posixPermissions: mode])
-        else { throw CocoaError(.fileWriteUnknown) }
     }
 }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import HeraldCore
 import HeraldGateway
 
 /// Drop-in mode's set-up: where FCM's host names must resolve, and the CA the fleet must
@@ -15,7 +16,7 @@ struct DropInCommand: ParsableCommand {
         @Option(help: "The address the names resolve to: Herald's, as the fleet reaches it.") var address = "127.0.0.1"
 
         func run() throws {
-            let names = DropInCertificates.googleHostNames
+            let names = DropInHosts.googleHostNames
             print("# /etc/hosts (or /etc/netns/<namespace>/hosts):")
             print("\(address)\t\(names.joined(separator: " "))")
             print("")

@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldCore
 import HeraldTestSupport
 import NIOCore
 import NIOPosix
@@ -55,7 +56,7 @@ import X509
 
     @Test func theCertificateIsGoodForGooglesNamesAndTheOperatorsAndNoOther() async throws {
         let names = DropInCertificates.names(["push.example.org", "10.0.0.5", "FCM.googleapis.com"])
-        #expect(names == DropInCertificates.googleHostNames + ["push.example.org"])
+        #expect(names == DropInHosts.googleHostNames + ["push.example.org"])
         let issued = try DropInCertificates.issue(names: names)
         for name in ["fcm.googleapis.com", "mtalk.google.com", "oauth2.googleapis.com", "push.example.org"] {
             #expect(
