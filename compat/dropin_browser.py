@@ -5,54 +5,31 @@ Push library then posts to the endpoint exactly as Chromium returned it. Prints 
 object (the endpoint, and what the service worker saw); the test judges it."""
 import base64
 import json
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 
 from cryptography.hazmat.primitives import serialization
 from py_vapid import Vapid
 from pywebpush import webpush
 
-from conftest import free_port
-from test_chromium import CHROMIUM, DevTools, Origin
+from test_chromium import Origin, chromium
 
 ca = sys.argv[1]
-home = tempfile.mkdtemp(prefix="herald-dropin-chromium-")
-nssdb = os.path.join(home, ".pki", "nssdb")
-os.makedirs(nssdb)
-subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-N", "--empty-password"], check=True, capture_output=True)
-subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "herald-drop-in", "-i", ca],
-               check=True, capture_output=True)
-port = free_port()
-log = open(os.path.join(home, "chromium.log"), "wb")
-browser_process = subprocess.Popen(
-    [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-     f"--user-data-dir={os.path.join(home, 'profile')}", f"--remote-debugging-port={port}", "about:blank"],
-    env={**os.environ, "HOME": home}, stdout=log, stderr=subprocess.STDOUT)
 origin = Origin()
 result = {}
 try:
-    browser = DevTools(port)
-    vapid = Vapid()
-    vapid.generate_keys()
-    point = vapid.public_key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
-    browser.call("Browser.grantPermissions", origin=origin.url, permissions=["notifications"])
-    session = browser.open(f"{origin.url}/")
-    key = base64.urlsafe_b64encode(point).rstrip(b"=").decode()
-    subscription = json.loads(browser.evaluate(session, f"subscribe('{key}')"))
-    result["endpoint"] = subscription["endpoint"]
-    answer = webpush(subscription, data="hello, unmodified browser", vapid_private_key=vapid,
-                     vapid_claims={"sub": "mailto:ops@example.com"}, ttl=60)
-    result["status"] = answer.status_code
-    result["received"] = origin.pushes.get(timeout=30)
+    with chromium(ca) as browser:
+        vapid = Vapid()
+        vapid.generate_keys()
+        point = vapid.public_key.public_bytes(serialization.Encoding.X962, serialization.PublicFormat.UncompressedPoint)
+        browser.call("Browser.grantPermissions", origin=origin.url, permissions=["notifications"])
+        session = browser.open(f"{origin.url}/")
+        key = base64.urlsafe_b64encode(point).rstrip(b"=").decode()
+        subscription = json.loads(browser.evaluate(session, f"subscribe('{key}')"))
+        result["endpoint"] = subscription["endpoint"]
+        answer = webpush(subscription, data="hello, unmodified browser", vapid_private_key=vapid,
+                         vapid_claims={"sub": "mailto:ops@example.com"}, ttl=60)
+        result["status"] = answer.status_code
+        result["received"] = origin.pushes.get(timeout=30)
 finally:
     print(json.dumps(result))
     origin.stop()
-    browser_process.terminate()
-    try:
-        browser_process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        browser_process.kill()
-    shutil.rmtree(home, ignore_errors=True)

@@ -9,6 +9,7 @@ lists the sites' registrations. A Web Push library
 Driven over the DevTools protocol; notification permission is granted with
 Browser.grantPermissions, which holds only while that DevTools connection stays open."""
 import base64
+import contextlib
 import json
 import os
 import queue
@@ -168,21 +169,22 @@ def web_registration(herald, project, subscription):
     return registration["token"]
 
 
-@pytest.fixture
-def browser(herald):
+@contextlib.contextmanager
+def chromium(ca_file, *flags):
+    """A headless Debian Chromium with its own profile, trusting `ca_file` through an NSS
+    database in its HOME, driven over DevTools; `flags` are added to its command line."""
     home = tempfile.mkdtemp(prefix="herald-chromium-")
     nssdb = os.path.join(home, ".pki", "nssdb")
     os.makedirs(nssdb)
     subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-N", "--empty-password"], check=True, capture_output=True)
-    subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "herald", "-i", herald.ca_file],
+    subprocess.run(["certutil", "-d", f"sql:{nssdb}", "-A", "-t", "C,,", "-n", "herald", "-i", ca_file],
                    check=True, capture_output=True)
     port = free_port()
     log = open(os.path.join(home, "chromium.log"), "wb")
     process = subprocess.Popen(
         [CHROMIUM, "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         f"--user-data-dir={os.path.join(home, 'profile')}", f"--remote-debugging-port={port}",
-         f"--gcm-checkin-url={herald.url}/checkin", f"--gcm-registration-url={herald.url}/c2dm/register3",
-         f"--gcm-mcs-endpoint=https://127.0.0.1:{herald.gateway_port}", "about:blank"],
+         f"--user-data-dir={os.path.join(home, 'profile')}", f"--remote-debugging-port={port}", *flags,
+         "about:blank"],
         env={**os.environ, "HOME": home}, stdout=log, stderr=subprocess.STDOUT)
     try:
         yield DevTools(port)
@@ -193,6 +195,14 @@ def browser(herald):
         except subprocess.TimeoutExpired:
             process.kill()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def browser(herald):
+    with chromium(herald.ca_file, f"--gcm-checkin-url={herald.url}/checkin",
+                  f"--gcm-registration-url={herald.url}/c2dm/register3",
+                  f"--gcm-mcs-endpoint=https://127.0.0.1:{herald.gateway_port}") as devtools:
+        yield devtools
 
 
 def test_L6_a_browser_unsubscribes_one_site_and_the_other_still_receives(herald, browser):
