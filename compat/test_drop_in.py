@@ -5,7 +5,7 @@ pointed at Herald reach it: firebase-admin with its default endpoints (`send`, a
 `send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), the firebase-messaging
 receiver with its default endpoints (registered, connected, a message received), curl
 --http2 to the v1 send endpoint, a device's TLS asking for `mtalk.google.com` at the
-gateway, and Chromium with no GCM switches receiving a Web Push message posted to the
+gateway, a device falling back to port 443 (told from HTTPS by that name), and Chromium with no GCM switches receiving a Web Push message posted to the
 endpoint it returned. A path under a host that does not serve it is not found.
 
 Runs as root (network namespaces); skipped otherwise."""
@@ -81,8 +81,9 @@ def drop_in():
         log = open(os.path.join(directory, "serve.log"), "ab")
         # 5228, as devices and browsers that were never pointed at Herald look for mtalk.google.com.
         namespace.gateway_port = 5228
+        namespace.http_port = free_port()
         server = namespace.popen(
-            HERALD, "serve", "--data-dir", data, "--http-port", str(free_port()), "--gateway-port",
+            HERALD, "serve", "--data-dir", data, "--http-port", str(namespace.http_port), "--gateway-port",
             str(namespace.gateway_port), "--drop-in", stdout=log, stderr=subprocess.STDOUT)
         ca = os.path.join(data, "tls", "drop-in-ca.pem")
         deadline = time.time() + 30
@@ -124,7 +125,7 @@ def test_firebase_admin_with_its_default_endpoints_and_curl_over_http2(drop_in):
 def test_a_path_under_a_host_that_does_not_serve_it_is_not_found(drop_in):
     namespace, _, ca, _ = drop_in
     for url in ("https://oauth2.googleapis.com/v1/projects/compat-dropin/messages:send",
-                "https://android.clients.google.com/token", "https://mtalk.google.com/healthz"):
+                "https://android.clients.google.com/token", "https://fcm-xmpp.googleapis.com/healthz"):
         curl = namespace.run("curl", "-sS", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code}", "-d", "{}", url,
                              capture_output=True, text=True)
         assert curl.stdout == "404", url
@@ -148,6 +149,39 @@ def test_the_gateway_and_xmpp_show_the_drop_in_certificate_to_clients_asking_for
     # Asked for no FCM name, the gateway shows its own certificate, as before.
     assert verified(["-verify_ip", "127.0.0.1"], gateway_ca)
     assert not verified(["-verify_ip", "127.0.0.1"], ca)
+
+
+def test_a_device_on_port_443_is_told_from_https_by_its_server_name_and_receives(drop_in):
+    """Devices fall back to mtalk.google.com:443 when 5228 is blocked: the drop-in listener
+    hands a connection asking for that name to the device gateway (N1), while HTTPS on the
+    same port keeps answering."""
+    namespace, key_file, ca, _ = drop_in
+    identity = os.path.join(tempfile.mkdtemp(prefix="herald-dropin-device-"), "identity.json")
+    project = namespace.project
+    device = namespace.popen(
+        HERALD, "device", "--server", f"http://127.0.0.1:{namespace.http_port}", "--project", "compat-dropin",
+        "--api-key", project["api key"], "--app-id", "com.example.dropin", "--gateway", "mtalk.google.com:443",
+        "--ca", ca, "--identity", identity, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        token = device.stdout.readline().strip().split(": ", 1)[1]
+        # The same key, sent over the plain HTTP port: this test is about the device's side.
+        with open(key_file) as f:
+            account = {**json.load(f), "token_uri": f"http://127.0.0.1:{namespace.http_port}/token"}
+        plain_key = os.path.join(os.path.dirname(identity), "key.json")
+        with open(plain_key, "w") as f:
+            json.dump(account, f)
+        namespace.run(HERALD, "send", "--credentials", plain_key, "--token", token, "--data", "via=443",
+                      capture_output=True, timeout=30)
+        line = device.stdout.readline()
+        assert json.loads(line)["data"] == {"via": "443"}, line
+        curl = namespace.run("curl", "-sS", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_code}", "-d", "{}",
+                             "https://fcm.googleapis.com/v1/projects/compat-dropin/messages:send",
+                             capture_output=True, text=True)
+        assert curl.stdout == "401"
+    finally:
+        device.kill()
+        device.wait()
+        shutil.rmtree(os.path.dirname(identity), ignore_errors=True)
 
 
 def test_chromium_with_no_gcm_switches_subscribes_and_receives_a_web_push(drop_in):

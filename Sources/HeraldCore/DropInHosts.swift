@@ -17,9 +17,16 @@ public struct DropInHosts: Sendable, Equatable {
         ("jmt17.google.com", ["/fcm/send/", "/wp/"]),
         ("gcm-http.googleapis.com", ["/gcm/send", "/fcm/send"]),
         ("android.googleapis.com", ["/gcm/send"]),
-        ("mtalk.google.com", []),
+        (deviceGatewayHost, []),
         ("fcm-xmpp.googleapis.com", []),
     ]
+
+    /// The devices' MCS host; on port 443 its TLS server name tells a device's connection from
+    /// an HTTPS one.
+    public static let deviceGatewayHost = "mtalk.google.com"
+
+    /// Whether a TLS server name asks for the device gateway.
+    public static func isDeviceGateway(_ serverName: String) -> Bool { host(of: serverName) == deviceGatewayHost }
 
     /// FCM's host names.
     public static var googleHostNames: [String] { google.map(\.host) }

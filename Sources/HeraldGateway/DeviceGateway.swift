@@ -5,7 +5,7 @@ import HeraldProtocol
 public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
-import NIOCore
+public import NIOCore
 public import NIOSSL
 import Synchronization
 
@@ -128,14 +128,26 @@ public final class DeviceGateway: Sendable {
     }
 
     private func bind(port: Int) async throws -> any Channel {
-        let maximumFrameBytes = configuration.maximumFrameBytes
-        return try await TLSListener.bind(host: configuration.host, port: port, tls: tls, backlog: 1024) { pipeline in
-            try pipeline.addHandler(
-                ByteToMessageHandler(
-                    MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: maximumFrameBytes)))
-            try pipeline.addHandler(MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
-            try pipeline.addHandler(SessionHandler(gateway: self))
+        try await TLSListener.bind(host: configuration.host, port: port, tls: tls, backlog: 1024) { pipeline in
+            try self.addSession(to: pipeline)
         }
+    }
+
+    /// Takes over a connection another listener accepted and found to be a device's (drop-in
+    /// mode's port 443, told apart by its TLS server name): TLS under `tls`, then a session
+    /// as on the gateway's own ports. Must be called on the channel's event loop.
+    public func adopt(_ channel: any Channel, tls: NIOSSLContext) throws {
+        let pipeline = channel.pipeline.syncOperations
+        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
+        try addSession(to: pipeline)
+    }
+
+    private func addSession(to pipeline: ChannelPipeline.SynchronousOperations) throws {
+        try pipeline.addHandler(
+            ByteToMessageHandler(
+                MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: configuration.maximumFrameBytes)))
+        try pipeline.addHandler(MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
+        try pipeline.addHandler(SessionHandler(gateway: self))
     }
 
     /// Sends a clock tick to every connection every second, for heartbeats and deadlines.

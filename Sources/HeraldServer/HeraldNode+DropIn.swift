@@ -2,7 +2,9 @@ import HeraldCore
 import HeraldGateway
 import HeraldHTTP
 import Hummingbird
+import HummingbirdCore
 import HummingbirdHTTP2
+import NIOSSL
 
 extension HeraldNode {
     /// Drop-in mode's listener: HTTPS with HTTP/2 and HTTP/1.1 (ALPN `h2`, `http/1.1`) under
@@ -16,9 +18,7 @@ extension HeraldNode {
         let logger = logger
         return Application(
             router: HeraldRouter.make(environment, dropIn: DropInHosts(ownHostNames: listener.hostnames)),
-            server: try .http2Upgrade(
-                tlsConfiguration: tls,
-                configuration: .init(streamConfiguration: .init(additionalChannelHandlers: requestHandlers()))),
+            server: try dropInServer(tls: tls),
             configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Herald"),
             onServerRunning: { channel in
                 logger.info(
@@ -28,5 +28,19 @@ extension HeraldNode {
                     ])
             },
             logger: logger)
+    }
+
+    /// HTTPS with HTTP/2, and on the same port devices' MCS connections, told apart by the
+    /// TLS server name (`DropInChildChannel`).
+    private func dropInServer(tls: TLSConfiguration) throws -> HTTPServerBuilder {
+        let deviceTLS = try NIOSSLContext(configuration: tls)
+        let streams = HTTP2UpgradeChannel.Configuration(
+            streamConfiguration: .init(additionalChannelHandlers: requestHandlers()))
+        let gateway = gateway
+        return HTTPServerBuilder { responder in
+            DropInChildChannel(
+                http: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: streams, responder: responder),
+                gateway: gateway, deviceTLS: deviceTLS)
+        }
     }
 }

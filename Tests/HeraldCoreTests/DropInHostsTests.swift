@@ -25,4 +25,13 @@ import Testing
         #expect(hosts.serves(authority: "", path: "/token") == false)
         #expect(hosts.serves(authority: "[::1]:443", path: "/token") == false)
     }
+
+    /// N1: devices fall back to port 443, where only this name tells them from HTTPS.
+    @Test func onlyTheDevicesHostNameAsksForTheGatewayOnPort443() {
+        #expect(DropInHosts.isDeviceGateway("mtalk.google.com"))
+        #expect(DropInHosts.isDeviceGateway("MTALK.google.com."))
+        #expect(DropInHosts.isDeviceGateway("fcm.googleapis.com") == false)
+        #expect(DropInHosts.isDeviceGateway("mtalk.google.com.example.org") == false)
+        #expect(DropInHosts.isDeviceGateway("") == false)
+    }
 }

@@ -1,0 +1,53 @@
+import HeraldCore
+import HeraldGateway
+import HummingbirdCore
+import HummingbirdHTTP2
+import Logging
+import NIOCore
+import NIOSSL
+import NIOTLS
+
+/// A connection to drop-in mode's port 443, which serves both HTTPS and devices falling back
+/// from port 5228: the server name in the TLS client hello (read before any TLS is set up)
+/// tells a device's MCS connection (`mtalk.google.com`) from everything else, which is HTTPS
+/// with HTTP/2 and HTTP/1.1.
+struct DropInChildChannel: ServerChildChannel {
+    struct Value: ServerChildChannelValue {
+        let channel: any Channel
+        /// Known once the client hello has been read (the channel reads only after setup).
+        let route: EventLoopFuture<Route>
+    }
+
+    enum Route {
+        case http(HTTP2UpgradeChannel.Value)
+        /// Handed to the device gateway, which serves it from then on.
+        case device
+    }
+
+    let http: HTTP2UpgradeChannel
+    let gateway: DeviceGateway
+    /// The drop-in certificate, without ALPN: what a device on port 443 is shown.
+    let deviceTLS: NIOSSLContext
+
+    func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
+        let route = channel.eventLoop.makePromise(of: Route.self)
+        let reader = SNIHandler { result in
+            if case .hostname(let name) = result, DropInHosts.isDeviceGateway(name) {
+                route.completeWith(Result { try gateway.adopt(channel, tls: deviceTLS) }.map { .device })
+            } else {
+                route.completeWith(http.setup(channel: channel, logger: logger).map { .http($0) })
+            }
+            // The reader then removes itself and hands the client hello on to the TLS handler.
+            return channel.eventLoop.makeSucceededVoidFuture()
+        }
+        return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(reader))
+            return Value(channel: channel, route: route.futureResult)
+        }
+    }
+
+    func handle(value: Value, logger: Logger) async {
+        guard case .http(let http) = try? await value.route.get() else { return }
+        await self.http.handle(value: http, logger: logger)
+    }
+}
