@@ -1,8 +1,10 @@
-"""An app server and a device with no redirect code: firebase-admin as it ships, its key
-file naming Google's token URL, and the firebase-messaging receiver with its default
-endpoints (check-in, installations, registrations, mtalk.google.com:5228). Run inside a network namespace whose hosts file maps FCM's host names to
-Herald, trusting Herald's drop-in CA (SSL_CERT_FILE, REQUESTS_CA_BUNDLE). Prints one JSON
-object with what each call answered; the test judges it."""
+"""An app server and a device with no redirect code: firebase-admin as it ships, its key file
+naming Google's token URL, and the firebase-messaging receiver with its default endpoints
+(check-in, installations, registrations, mtalk.google.com:5228), subscribed to topics
+through both of firebase-admin's topic calls. Run inside a network namespace whose hosts
+file maps FCM's host names to Herald, trusting Herald's drop-in CA (SSL_CERT_FILE,
+REQUESTS_CA_BUNDLE). Prints one JSON object with what each call answered; the test judges
+it."""
 import asyncio
 import json
 import sys
@@ -46,12 +48,20 @@ async def receive():
             break
         await asyncio.sleep(0.05)
     messaging.send(messaging.Message(token=token, data={"to": "receiver"}))
+    # Both topic-management calls with the receiver's real token: the v1 one
+    # (fcm.googleapis.com .../topicSubscriptions) and the legacy Instance ID one
+    # (iid.googleapis.com/iid/v1:batchAdd); a send to each topic then reaches it.
+    v1 = messaging.subscribe_to_topic([token], "dropin-v1")
+    legacy = messaging.subscribe_to_topic_legacy([token], "dropin-legacy")
+    results["subscribed"] = {"v1": v1.success_count, "legacy": legacy.success_count}
+    messaging.send(messaging.Message(topic="dropin-v1", data={"to": "dropin-v1"}))
+    messaging.send(messaging.Message(topic="dropin-legacy", data={"to": "dropin-legacy"}))
     for _ in range(200):
-        if received:
+        if len(received) >= 3:
             break
         await asyncio.sleep(0.05)
     await client.stop()
-    return [message.get("data") for message in received]
+    return sorted((message.get("data") for message in received), key=lambda data: data["to"])
 
 
 results["firebase_messaging"] = asyncio.run(receive())

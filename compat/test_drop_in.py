@@ -1,11 +1,12 @@
-"""Drop-in mode: inside a network namespace whose hosts file maps FCM's host names to
-127.0.0.1 (as `ip netns exec` mounts /etc/netns/<name>/hosts), `herald serve --drop-in`
-answers on 443 under those names with its constrained CA, and clients that were never
-pointed at Herald reach it: firebase-admin with its default endpoints (`send`, a dry run,
-`send_each_async` over HTTP/2 through httpx, `subscribe_to_topic`), the firebase-messaging
-receiver with its default endpoints (registered, connected, a message received), curl
---http2 to the v1 send endpoint, a device's TLS asking for `mtalk.google.com` at the
-gateway, a device falling back to port 443 (told from HTTPS by that name), and Chromium with no GCM switches receiving a Web Push message posted to the
+"""Drop-in mode: inside a network namespace whose hosts file maps FCM's host names to 127.0.0.1
+(as `ip netns exec` mounts /etc/netns/<name>/hosts), `herald serve --drop-in` answers on 443
+under those names with its constrained CA, and clients that were never pointed at Herald
+reach it: firebase-admin with its default endpoints (`send`, a dry run, `send_each_async`
+over HTTP/2 through httpx, `subscribe_to_topic` and `subscribe_to_topic_legacy`), the
+firebase-messaging receiver with its default endpoints (registered, connected, a message
+received), curl --http2 to the v1 send endpoint, a device's TLS asking for
+`mtalk.google.com` at the gateway, a device falling back to port 443 (told from HTTPS by
+that name), and Chromium with no GCM switches receiving a Web Push message posted to the
 endpoint it returned. A path under a host that does not serve it is not found.
 
 Runs as root (network namespaces); skipped otherwise."""
@@ -112,7 +113,8 @@ def test_firebase_admin_with_its_default_endpoints_and_curl_over_http2(drop_in):
     assert results["dry_run"].startswith("projects/compat-dropin/messages/")
     assert len(results["send_each_async"]) == 3 and results["httpx_http_version"] == "HTTP/2"
     assert results["subscribe_to_topic"] == {"success": 0, "failure": 1, "reasons": ["INVALID_ARGUMENT"]}
-    assert results["firebase_messaging"] == [{"to": "receiver"}]
+    assert results["subscribed"] == {"v1": 1, "legacy": 1}
+    assert results["firebase_messaging"] == [{"to": "dropin-legacy"}, {"to": "dropin-v1"}, {"to": "receiver"}]
     # curl --http2: ALPN picks HTTP/2, and a v1 send is accepted.
     curl = namespace.run(
         "curl", "-sS", "--http2", "--cacert", ca, "-o", "/dev/null", "-w", "%{http_version} %{http_code}",
