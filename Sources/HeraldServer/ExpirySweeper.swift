@@ -9,7 +9,7 @@ public import ServiceLifecycle
 /// Web Push receipts no sender read in four weeks.
 /// Expired messages are never delivered even before the sweep: queue reads leave them out.
 public struct ExpirySweeper: Service {
-    let store: any QueueStore & RegistrationStore & UpstreamStore
+    let store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore
     let upstream: UpstreamIntake?
     let clock: any HeraldClock
     let intervalSeconds: Int
@@ -17,7 +17,7 @@ public struct ExpirySweeper: Service {
     let logger: Logger
 
     public init(
-        store: any QueueStore & RegistrationStore & UpstreamStore, upstream: UpstreamIntake? = nil,
+        store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore, upstream: UpstreamIntake? = nil,
         clock: any HeraldClock,
         intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400, logger: Logger
     ) {
@@ -40,6 +40,7 @@ public struct ExpirySweeper: Service {
         }
         while let upstream, try await upstream.expire(limit: 1000) == 1000 {}
         while try await store.deleteExpiredPushReceipts(now: clock.now(), limit: 1000) == 1000 {}
+        while try await store.deleteExpiredConsoleValues(now: clock.now(), limit: 1000) == 1000 {}
         return total
     }
 

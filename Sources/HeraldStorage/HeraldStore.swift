@@ -4,7 +4,8 @@ public import HeraldCore
 /// role it needs; a backend (in memory, SQLite, PostgreSQL) implements them all and passes
 /// one conformance suite.
 public protocol HeraldStore:
-    CredentialStore, RegistrationStore, QueueStore, TopicStore, FanoutStore, StatsStore, UpstreamStore
+    CredentialStore, RegistrationStore, QueueStore, TopicStore, FanoutStore, StatsStore, UpstreamStore,
+    ConsoleStore
 {}
 
 extension QueueStore {

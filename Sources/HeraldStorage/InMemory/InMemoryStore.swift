@@ -22,6 +22,8 @@ public actor InMemoryStore: HeraldStore {
     private var upstream: [(message: UpstreamMessage, holder: String, leasedUntil: Timestamp)] = []
     private var lastUpstreamSequence: Int64 = 0
     private var pushReceiptsKept: [PushReceipt] = []
+    var consoleUsersByName: [String: ConsoleUser] = [:]
+    var consoleValues: [String: (value: [UInt8], expiresAt: Timestamp?)] = [:]
 
     public init() {}
 

@@ -259,6 +259,22 @@ extension PostgresStore {
                 "CREATE INDEX push_receipts_expiry ON push_receipts(expires_at)",
             ]
         ),
+        (
+            // The console's users (bcrypt hashes) and its sessions, keyed by a hash of the cookie.
+            "v11-console",
+            [
+                """
+                CREATE TABLE console_users (
+                    name TEXT PRIMARY KEY,
+                    password_hash TEXT NOT NULL,
+                    admin BOOLEAN NOT NULL,
+                    projects TEXT NOT NULL,
+                    created_at BIGINT NOT NULL)
+                """,
+                "CREATE TABLE console_values (key TEXT PRIMARY KEY, value BYTEA NOT NULL, expires_at BIGINT)",
+                "CREATE INDEX console_values_expiry ON console_values(expires_at) WHERE expires_at IS NOT NULL",
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -320,6 +320,25 @@ extension SQLiteStore {
                     CREATE INDEX push_receipts_expiry ON push_receipts(expires_at);
                     """)
         }
+        migrator.registerMigration("v15-console") { db in
+            // The console's users (bcrypt hashes) and its sessions, keyed by a hash of the cookie.
+            try db.execute(
+                sql: """
+                    CREATE TABLE console_users (
+                        name TEXT PRIMARY KEY,
+                        password_hash TEXT NOT NULL,
+                        admin INTEGER NOT NULL,
+                        projects TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    );
+                    CREATE TABLE console_values (
+                        key TEXT PRIMARY KEY,
+                        value BLOB NOT NULL,
+                        expires_at INTEGER
+                    );
+                    CREATE INDEX console_values_expiry ON console_values(expires_at) WHERE expires_at IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }
