@@ -163,6 +163,7 @@ let package = Package(
                 "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldGateway",
+                "HeraldConsole",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -173,6 +174,22 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
+            name: "HeraldConsole",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldHTTP",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: strict
         ),
@@ -198,6 +215,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore",
                 "HeraldStorage",
+                "HeraldConsole",
                 "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldServer",
@@ -298,6 +316,7 @@ let package = Package(
                 "HeraldHTTP",
                 "HeraldServer",
                 "HeraldGateway",
+                "HeraldConsole",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

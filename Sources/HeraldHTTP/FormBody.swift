@@ -1,7 +1,7 @@
 /// `application/x-www-form-urlencoded` bodies, as the OAuth token endpoint receives them.
-enum FormBody {
+public enum FormBody {
     /// The fields of a form body; later duplicates win. Nil when the encoding is broken.
-    static func parse(_ bytes: some Collection<UInt8>) -> [String: String]? {
+    public static func parse(_ bytes: some Collection<UInt8>) -> [String: String]? {
         var fields: [String: String] = [:]
         for pair in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {
             let parts = pair.split(separator: UInt8(ascii: "="), maxSplits: 1, omittingEmptySubsequences: false)

@@ -1,11 +1,11 @@
-import HeraldCore
+public import HeraldCore
 
 extension HTTPEnvironment {
     /// Runs the work of an app server's send under the overload gate and the project's
     /// downstream quota (SEMANTICS T1): `count` messages are counted before the work and
     /// given back when it ends in a 429 or a server error. An overloaded project's accepted
     /// sends wait behind other projects' work.
-    func admittingDownstream<Answer: Sendable>(
+    public func admittingDownstream<Answer: Sendable>(
         _ project: Project, count: Int = 1, surface: String, _ work: @Sendable () async throws -> Answer
     ) async throws -> Answer {
         guard sends.enter() else {

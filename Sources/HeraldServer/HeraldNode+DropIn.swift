@@ -17,7 +17,7 @@ extension HeraldNode {
             certificateChain: certificates.certificatePath, privateKey: certificates.keyPath)
         let logger = logger
         return Application(
-            router: HeraldRouter.make(environment, dropIn: DropInHosts(ownHostNames: listener.hostnames)),
+            router: router(dropIn: DropInHosts(ownHostNames: listener.hostnames), https: true),
             server: try dropInServer(tls: tls),
             configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Herald"),
             onServerRunning: { channel in

@@ -1,3 +1,4 @@
+import HeraldConsole
 public import HeraldCore
 public import HeraldDelivery
 public import HeraldGateway
@@ -141,12 +142,23 @@ public struct HeraldNode: Sendable {
         -> some ApplicationProtocol
     {
         Application(
-            router: HeraldRouter.make(environment),
+            router: router(),
             server: .http1(configuration: .init(additionalChannelHandlers: requestHandlers())),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+    }
+
+    /// Every HTTP route: the API's and the console's; in drop-in mode, served only under the
+    /// host names `dropIn` allows (the console only under the operator's own).
+    func router(dropIn: DropInHosts? = nil, https: Bool = false) -> Router<HeraldRequestContext> {
+        let router = HeraldRouter.make(environment, dropIn: dropIn)
+        ConsoleRoutes(
+            environment: environment, secureCookies: https || configuration.effectivePublicURL.hasPrefix("https:")
+        )
+        .register(on: router)
+        return router
     }
 
     /// The handlers each HTTP request passes through before its route: its deadlines, and the

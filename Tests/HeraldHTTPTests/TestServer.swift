@@ -22,18 +22,33 @@ struct TestServer {
 
     static let logger = Logger(label: "herald-test")
 
-    static func make(store: any HeraldStore = InMemoryStore(), projectID: String = "test-project") async throws
-        -> TestServer
-    {
+    static func make(
+        store: any HeraldStore = InMemoryStore(), projectID: String = "test-project", secureConsole: Bool = false
+    ) async throws -> TestServer {
         let clock = ManualClock()
         let (project, key, privateKey) = try await addProject(projectID, to: store, clock: clock)
+        let node = try await node(store: store, clock: clock, secureConsole: secureConsole)
+        return TestServer(store: store, clock: clock, node: node, project: project, key: key, privateKey: privateKey)
+    }
+
+    /// A second node over the same store, clock and project.
+    static func make(sharing other: TestServer) async throws -> TestServer {
+        let node = try await node(store: other.store, clock: other.clock, secureConsole: false)
+        return TestServer(
+            store: other.store, clock: other.clock, node: node, project: other.project, key: other.key,
+            privateKey: other.privateKey)
+    }
+
+    private static func node(store: any HeraldStore, clock: ManualClock, secureConsole: Bool) async throws
+        -> HeraldNode
+    {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = temporaryDirectory()
+        if secureConsole { configuration.publicURL = "https://herald.example" }
         var gateway = GatewayConfiguration()
         gateway.ports = [0]
         configuration.gateway = gateway
-        let node = try await HeraldNode(configuration: configuration, store: store, clock: clock, logger: logger)
-        return TestServer(store: store, clock: clock, node: node, project: project, key: key, privateKey: privateKey)
+        return try await HeraldNode(configuration: configuration, store: store, clock: clock, logger: logger)
     }
 
     /// A server whose project may send `perMinute` downstream messages a minute (SEMANTICS T1).

@@ -1,0 +1,36 @@
+import HeraldCore
+import Hummingbird
+import NIOCore
+
+/// The console's answers: HTML pages that no other site may frame or cache.
+enum ConsoleResponse {
+    static func page(_ template: String, _ values: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/html; charset=utf-8"
+        headers[.cacheControl] = "no-store"
+        headers[.contentSecurityPolicy] =
+            "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
+        headers[.xContentTypeOptions] = "nosniff"
+        let body = ConsolePages.render(template, values)
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
+    }
+
+    static func refused(_ status: HTTPResponse.Status, _ reason: String, session: ConsoleSession? = nil) -> Response {
+        page(
+            "refused",
+            [
+                "title": status.reasonPhrase, "reason": reason, "user": session?.user as Any,
+                "csrf": session?.csrfToken as Any,
+            ],
+            status: status)
+    }
+
+    /// Compares two tokens in time that does not depend on where they differ.
+    static func sameToken(_ given: String?, _ expected: String) -> Bool {
+        guard let given else { return false }
+        let a = Array(given.utf8)
+        let b = Array(expected.utf8)
+        guard a.count == b.count, !b.isEmpty else { return false }
+        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
