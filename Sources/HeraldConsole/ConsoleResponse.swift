@@ -25,12 +25,9 @@ enum ConsoleResponse {
             status: status)
     }
 
-    /// Compares two tokens in time that does not depend on where they differ.
+    /// Whether a form's token is the expected one, compared in constant time.
     static func sameToken(_ given: String?, _ expected: String) -> Bool {
-        guard let given else { return false }
-        let a = Array(given.utf8)
-        let b = Array(expected.utf8)
-        guard a.count == b.count, !b.isEmpty else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        guard let given, !expected.isEmpty else { return false }
+        return Array(given.utf8).constantTimeEquals(Array(expected.utf8))
     }
 }

@@ -52,8 +52,7 @@ public struct StorePersistDriver: PersistDriver {
         async throws -> Bool
     {
         let now = clock.now()
-        let life = expires ?? Self.longestLife
-        let milliseconds = life.components.seconds * 1000 + life.components.attoseconds / 1_000_000_000_000_000
+        let milliseconds = Int64((expires ?? Self.longestLife) / .milliseconds(1))
         return try await store.putConsoleValue(
             key: Self.storedKey(key), value: Array(try JSONEncoder().encode(value)),
             expiresAt: Timestamp(milliseconds: now.milliseconds + milliseconds), replacing: replacing, now: now)

@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Who may read `GET /metrics`, which names every project with its counts.
 public enum MetricsAccess: Sendable, Equatable {
     /// Anyone who reaches the HTTP port: the default when it listens on loopback only.
@@ -23,12 +25,5 @@ public enum MetricsAccess: Sendable, Equatable {
             // Compared in constant time: the token is a secret.
             Array((authorization ?? "").utf8).constantTimeEquals(Array("Bearer \(token)".utf8))
         }
-    }
-}
-
-extension Array where Element == UInt8 {
-    fileprivate func constantTimeEquals(_ other: [UInt8]) -> Bool {
-        guard count == other.count else { return false }
-        return zip(self, other).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
