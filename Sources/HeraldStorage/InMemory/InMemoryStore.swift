@@ -24,6 +24,7 @@ public actor InMemoryStore: HeraldStore {
     private var pushReceiptsKept: [PushReceipt] = []
     var consoleUsersByName: [String: ConsoleUser] = [:]
     var consoleValues: [String: (value: [UInt8], expiresAt: Timestamp?)] = [:]
+    var scheduled: [String: ScheduledSend] = [:]
 
     public init() {}
 

@@ -275,6 +275,30 @@ extension PostgresStore {
                 "CREATE INDEX console_values_expiry ON console_values(expires_at) WHERE expires_at IS NOT NULL",
             ]
         ),
+        (
+            // Sends the console schedules; ready_at is when one may next be claimed.
+            "v12-scheduled-sends",
+            [
+                """
+                CREATE TABLE scheduled_sends (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL,
+                    message_id TEXT NOT NULL,
+                    body TEXT NOT NULL,
+                    summary TEXT NOT NULL,
+                    due_at BIGINT NOT NULL,
+                    created_by TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    state TEXT NOT NULL,
+                    attempts INTEGER NOT NULL,
+                    leased_until BIGINT NOT NULL,
+                    outcome TEXT NOT NULL,
+                    ready_at BIGINT)
+                """,
+                "CREATE INDEX scheduled_sends_ready ON scheduled_sends(ready_at) WHERE ready_at IS NOT NULL",
+                "CREATE INDEX scheduled_sends_project ON scheduled_sends(project_id, due_at)",
+            ]
+        ),
     ]
 
     func migrate() async throws {
