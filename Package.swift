@@ -181,6 +181,7 @@ let package = Package(
             name: "HeraldConsole",
             dependencies: [
                 "HeraldCore",
+                "HeraldDelivery",
                 "HeraldStorage",
                 "HeraldHTTP",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -190,6 +191,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict
         ),
@@ -231,7 +234,7 @@ let package = Package(
         ),
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldCore"],
+            dependencies: ["HeraldCore", "HeraldStorage", .product(name: "Logging", package: "swift-log")],
             path: "Tests/HeraldTestSupport",
             swiftSettings: strict
         ),

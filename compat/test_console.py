@@ -1,11 +1,16 @@
 """The console in a real browser: Playwright for Python driving Debian's Chromium against
 the session's server. A console user given one project signs in (a wrong password is
-refused first), composes a topic notification that a `herald device` subscribed to the
-topic receives, and cannot open or post to another project's pages; a form posted
-without its CSRF token is refused. With HERALD_CONSOLE_SCREENSHOTS=1 the test also writes
+refused first), composes a topic notification, previews what each platform receives (P1-P3),
+sends it, a `herald device` subscribed to the topic receives it, and the reports page shows
+it accepted and delivered (L7). A send scheduled a few seconds ahead arrives; one cancelled
+before its time does not. A test to an unknown token and an invalid link are refused beside
+their fields. The user cannot open or post to another project's pages; a form posted
+without its CSRF token is refused. With HERALD_CONSOLE_SCREENSHOTS=1 the tests also write
 the screenshots in docs/."""
+import datetime
 import os
 import subprocess
+import time
 
 import pytest
 from firebase_admin import messaging
@@ -47,12 +52,18 @@ def sign_in(page, url, password):
         page.get_by_role("button", name="Sign in").click()
 
 
+def subscribed_device(herald, tmp_path, topic):
+    """A `herald device` subscribed to `topic` through firebase-admin."""
+    app = herald_sdk.initialize(herald.url, herald.projects["compat-semantics"]["key_file"], name=topic)
+    device = Device(herald, tmp_path / f"{topic}.json")
+    assert messaging.subscribe_to_topic([device.token], topic, app=app).success_count == 1
+    return device
+
+
 def test_a_console_user_signs_in_sends_to_a_topic_and_a_device_receives_it(herald, console, tmp_path):
-    app = herald_sdk.initialize(herald.url, herald.projects["compat-semantics"]["key_file"], name="console")
-    device = Device(herald, tmp_path / "console.json")
+    device = subscribed_device(herald, tmp_path, "console-news")
     page = console.new_page()
     try:
-        assert messaging.subscribe_to_topic([device.token], "console-news", app=app).success_count == 1
         sign_in(page, herald.url, "not the password")
         assert page.get_by_role("alert").inner_text() == "Wrong name or password."
         sign_in(page, herald.url, PASSWORD)
@@ -67,6 +78,21 @@ def test_a_console_user_signs_in_sends_to_a_topic_and_a_device_receives_it(heral
         page.get_by_label("Text").fill("Everything half price until Sunday.")
         page.get_by_label("Custom data (one key=value per line)").fill("source=console\ncampaign=spring")
         screenshot(page, "console-composer.png")
+        page.get_by_label("Analytics label").fill("spring-sale")
+        page.get_by_label("Link").fill("https://shop.example/spring")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Preview").click()
+        assert page.get_by_role("status").inner_text() == "Preview below: nothing was sent."
+        android = page.get_by_label("Android payload").inner_text()
+        assert '"gcm.notification.title": "Spring sale"' in android and '"campaign": "spring"' in android
+        assert '"google.c.a.c_l": "spring-sale"' in android
+        apple = page.get_by_label("Apple payload").inner_text()
+        assert '"alert": {' in apple and '"title": "Spring sale"' in apple
+        web = page.get_by_label("Web payload").inner_text()
+        assert '"link": "https://shop.example/spring"' in web
+        # The form keeps what was typed.
+        assert page.get_by_label("Title").input_value() == "Spring sale"
+        device.nothing(0.5)
         with page.expect_navigation():
             page.get_by_role("button", name="Send now").click()
         status = page.get_by_role("status").inner_text()
@@ -75,6 +101,110 @@ def test_a_console_user_signs_in_sends_to_a_topic_and_a_device_receives_it(heral
         assert line["id"] == status.rsplit("/", 1)[1]
         assert line["data"] == {"source": "console", "campaign": "spring"}
         assert line["notification"]["title"] == "Spring sale"
+
+        # The reports page counts it accepted, and delivered once the device acknowledged it.
+        today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
+        deadline = time.monotonic() + 10
+        while True:
+            page.goto(f"{herald.url}/console/projects/compat-semantics/reports?label=spring-sale")
+            row = page.get_by_role("row", name=today)
+            cells = [int(cell) for cell in row.get_by_role("cell").all_inner_texts()]
+            accepted, delivered = cells[0], cells[1]
+            if delivered >= 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
+        assert accepted == 1 and delivered == 1
+        assert page.locator("svg[aria-label='Delivered per day'] rect").count() == 14
+        screenshot(page, "console-report.png")
+    finally:
+        page.close()
+        device.stop()
+
+
+def utc_in(seconds):
+    moment = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(seconds=seconds)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def compose(page, url, topic, title):
+    page.goto(f"{url}/console/projects/compat-semantics")
+    page.get_by_label("Send to").select_option("topic")
+    page.get_by_label("Topic, token or condition").fill(topic)
+    page.get_by_label("Title").fill(title)
+
+
+def test_a_scheduled_send_arrives_on_time_and_a_cancelled_one_never_does(herald, console, tmp_path):
+    device = subscribed_device(herald, tmp_path, "console-later")
+    page = console.new_page()
+    try:
+        sign_in(page, herald.url, PASSWORD)
+        compose(page, herald.url, "console-later", "Cancelled before its time")
+        page.get_by_label("Send at (UTC)").fill(utc_in(8))
+        with page.expect_navigation():
+            page.get_by_role("button", name="Schedule").click()
+        assert page.get_by_role("status").inner_text().startswith("Scheduled for ")
+        compose(page, herald.url, "console-later", "A few seconds later")
+        page.get_by_label("Send at (UTC)").fill(utc_in(5))
+        with page.expect_navigation():
+            page.get_by_role("button", name="Schedule").click()
+        scheduled_at = time.monotonic()
+        with page.expect_navigation():
+            page.get_by_role("link", name="See the scheduled sends").click()
+        with page.expect_navigation():
+            page.get_by_role("button", name="Cancel Topic console-later: Cancelled before its time").click()
+        assert page.get_by_role("status").inner_text() == "Cancelled."
+
+        line = device.message(timeout=15)
+        assert line["notification"]["title"] == "A few seconds later"
+        # Its time was given to the second, so it went out 4 to 5 seconds after it was scheduled.
+        assert time.monotonic() - scheduled_at > 2
+        device.nothing(5)  # past the cancelled one's time
+        page.reload()
+        rows = page.get_by_role("row").all_inner_texts()
+        assert any("A few seconds later" in row and "sent" in row and line["id"] in row for row in rows)
+        assert any("Cancelled before its time" in row and "cancelled" in row for row in rows)
+        # A time that has passed is refused beside its field.
+        compose(page, herald.url, "console-later", "Too late")
+        page.get_by_label("Send at (UTC)").fill(utc_in(-60))
+        with page.expect_navigation():
+            page.get_by_role("button", name="Schedule").click()
+        assert page.locator("#send_at-error").inner_text() == "Enter a time after now, in UTC."
+    finally:
+        page.close()
+        device.stop()
+
+
+def test_a_test_send_reports_errors_beside_their_fields_and_reaches_its_token(herald, console, tmp_path):
+    device = Device(herald, tmp_path / "tested.json")
+    page = console.new_page()
+    try:
+        sign_in(page, herald.url, PASSWORD)
+        compose(page, herald.url, "console-tests", "Just a test")
+        page.get_by_label("Test token").fill("not-a-token-of-this-project")
+        page.get_by_label("Link").fill("http://insecure.example/")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Send a test to this token").click()
+        assert page.locator("#web_link-error").inner_text() == "The link must be an https URL."
+        assert page.get_by_label("Link").get_attribute("aria-invalid") == "true"
+        assert page.locator("#test_token-error").count() == 0
+        page.get_by_label("Link").fill("")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Send a test to this token").click()
+        assert page.locator("#test_token-error").inner_text() == (
+            "The registration token is not a valid FCM registration token")
+        # A well-formed token that no app instance has.
+        unknown = device.token[:-4] + ("aaaa" if not device.token.endswith("aaaa") else "bbbb")
+        page.get_by_label("Test token").fill(unknown)
+        with page.expect_navigation():
+            page.get_by_role("button", name="Send a test to this token").click()
+        assert page.locator("#test_token-error").inner_text().startswith("No app instance has this token")
+        page.get_by_label("Test token").fill(device.token)
+        with page.expect_navigation():
+            page.get_by_role("button", name="Send a test to this token").click()
+        status = page.get_by_role("status").inner_text()
+        assert status.startswith("Test sent to the token: ")
+        line = device.message()
+        assert line["id"] == status.rsplit("/", 1)[1] and line["notification"]["title"] == "Just a test"
     finally:
         page.close()
         device.stop()

@@ -5,7 +5,7 @@ import Mustache
 enum ConsolePages {
     static let library: MustacheLibrary = {
         var library = MustacheLibrary()
-        for (name, text) in templates {
+        for (name, text) in templates.merging(projectTemplates, uniquingKeysWith: { first, _ in first }) {
             // The templates are part of the program: one that does not parse is a bug.
             do { try library.register(text, named: name) } catch { fatalError("console template \(name): \(error)") }
         }
@@ -13,8 +13,13 @@ enum ConsolePages {
     }()
 
     /// Renders a page; `values` are HTML-escaped where the template uses `{{…}}`.
+    /// An absent optional is left out, so that a section such as `{{#error}}` is skipped for it.
     static func render(_ name: String, _ values: [String: Any]) -> String {
-        library.render(values, withTemplate: name) ?? ""
+        let present = values.filter { _, value in
+            let mirror = Mirror(reflecting: value)
+            return mirror.displayStyle != .optional || !mirror.children.isEmpty
+        }
+        return library.render(present, withTemplate: name) ?? ""
     }
 
     static let templates: [String: String] = [
@@ -37,6 +42,14 @@ enum ConsolePages {
         table { border-collapse: collapse; width: 100%; } td, th { text-align: left; padding: .25rem .5rem; border-bottom: 1px solid #eef0f3; }
         .error { color: #a40000; font-weight: 600; } .ok { color: #0a6b2d; font-weight: 600; }
         :focus-visible { outline: 3px solid #2f6fde; outline-offset: 2px; }
+        .grid { display: grid; grid-template-columns: 1fr 1fr; gap: 0 1rem; } .grid3 { display: grid; grid-template-columns: repeat(3, 1fr); gap: 0 1rem; }
+        fieldset { border: 1px solid #dde1e7; border-radius: 6px; } legend { font-weight: 600; }
+        .tabs { list-style: none; display: flex; gap: .4rem; padding: 0; flex-wrap: wrap; }
+        .tabs a { display: block; padding: .3rem .8rem; border-radius: 4px; background: #fff; border: 1px solid #dde1e7; }
+        .tabs a[aria-current] { background: #1d2330; color: #fff; }
+        pre { background: #f1f3f6; padding: .6rem; overflow-x: auto; font-size: 13px; }
+        .charts { display: flex; flex-wrap: wrap; gap: .8rem; } figure { margin: 0; }
+        .hidden { position: absolute; left: -10000px; }
         </style>
         </head>
         <body>
@@ -71,40 +84,6 @@ enum ConsolePages {
         <h1>Projects</h1>
         {{^projects}}<p>No project has been given to you yet.</p>{{/projects}}
         <ul>{{#projects}}<li><a href="/console/projects/{{id}}">{{id}}</a> (sender id {{number}})</li>{{/projects}}</ul>
-        </section>
-        {{> foot}}
-        """,
-        "project": """
-        {{> head}}
-        <h1>{{project}}</h1>
-        <section aria-labelledby="compose">
-        <h2 id="compose">Compose a notification</h2>
-        <form method="post" action="/console/projects/{{project}}/send">
-        <input type="hidden" name="csrf" value="{{csrf}}">
-        <label for="target">Send to</label>
-        <select id="target" name="target"><option value="topic">Topic</option><option value="token">Registration token</option>
-        <option value="condition">Condition</option></select>
-        <label for="to">Topic, token or condition</label><input id="to" name="to" required>
-        <label for="title">Title</label><input id="title" name="title">
-        <label for="body">Text</label><textarea id="body" name="body" rows="3"></textarea>
-        <label for="data">Custom data (one key=value per line)</label><textarea id="data" name="data" rows="3"></textarea>
-        <button type="submit">Send now</button>
-        </form>
-        </section>
-        <section aria-labelledby="limits">
-        <h2 id="limits">Limits</h2>
-        <table><thead><tr><th scope="col">Limit</th><th scope="col">Setting</th></tr></thead>
-        <tbody>{{#limits}}<tr><td>{{name}}</td><td>{{value}}</td></tr>{{/limits}}</tbody></table>
-        </section>
-        {{> foot}}
-        """,
-        "sent": """
-        {{> head}}
-        <section>
-        <h1>{{project}}</h1>
-        {{#name}}<p class="ok" role="status">Sent: {{name}}</p>{{/name}}
-        {{#error}}<p class="error" role="alert">Not sent: {{error}}</p>{{/error}}
-        <p><a href="/console/projects/{{project}}">Back to the project</a></p>
         </section>
         {{> foot}}
         """,

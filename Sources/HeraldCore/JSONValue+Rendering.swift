@@ -36,6 +36,40 @@ extension JSONValue {
         }
     }
 
+    /// This value as JSON text indented by two spaces a level, for people to read.
+    public var indented: String {
+        var output = ""
+        renderIndented(into: &output, depth: 0)
+        return output
+    }
+
+    private func renderIndented(into output: inout String, depth: Int) {
+        let inner = String(repeating: "  ", count: depth + 1)
+        let outer = String(repeating: "  ", count: depth)
+        switch self {
+        case .array(let elements) where !elements.isEmpty:
+            output += "[\n"
+            for (i, element) in elements.enumerated() {
+                output += inner
+                element.renderIndented(into: &output, depth: depth + 1)
+                output += i < elements.count - 1 ? ",\n" : "\n"
+            }
+            output += outer + "]"
+        case .object(let members) where !members.isEmpty:
+            output += "{\n"
+            for (i, member) in members.enumerated() {
+                output += inner
+                Self.renderString(member.key, into: &output)
+                output += ": "
+                member.value.renderIndented(into: &output, depth: depth + 1)
+                output += i < members.count - 1 ? ",\n" : "\n"
+            }
+            output += outer + "}"
+        default:
+            render(into: &output)
+        }
+    }
+
     /// Whole numbers that a double holds exactly (up to 2^53) as integers, others as doubles.
     static func renderNumber(_ n: Double) -> String {
         if n.rounded(.towardZero) == n, abs(n) <= 9_007_199_254_740_992 {

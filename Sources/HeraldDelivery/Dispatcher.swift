@@ -57,7 +57,11 @@ public final class Dispatcher: Sendable {
     /// With a `receiptID` (an XMPP message sent with `delivery_receipt_requested`), the
     /// device's acknowledgement of a message to one app instance leaves a receipt for the
     /// project's app servers (`UpstreamStore`); messages to topics and conditions have none.
-    public func send(_ request: SendRequest, project: Project, receiptID: String = "") async throws -> String {
+    ///
+    /// A `messageID` chosen beforehand (a scheduled send's) is the id the message is stored under.
+    public func send(_ request: SendRequest, project: Project, receiptID: String = "", messageID: String? = nil)
+        async throws -> String
+    {
         let message = request.message
         let now = clock.now()
         var registration: Registration?
@@ -108,7 +112,7 @@ public final class Dispatcher: Sendable {
                 try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
             }
         }
-        let id = MessageID.make(at: now)
+        let id = messageID ?? MessageID.make(at: now)
         let limits = project.settings.message
         defer { metrics.increment("herald_messages_accepted_total", [("project", project.id)]) }
         guard let registration else {

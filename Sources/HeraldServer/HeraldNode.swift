@@ -198,6 +198,7 @@ public struct HeraldNode: Sendable {
             CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),
+            ScheduledSender(environment: environment),
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }
         services += [

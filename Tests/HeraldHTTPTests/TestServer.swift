@@ -39,7 +39,7 @@ struct TestServer {
             privateKey: other.privateKey)
     }
 
-    private static func node(store: any HeraldStore, clock: ManualClock, secureConsole: Bool) async throws
+    static func node(store: any HeraldStore, clock: ManualClock, secureConsole: Bool = false) async throws
         -> HeraldNode
     {
         var configuration = ServerConfiguration()

@@ -9,28 +9,12 @@ import Testing
 
 /// Node ids that cannot collide by accident, and credentials that several nodes see at once.
 @Suite struct NodeIdentityTests {
-    static let postgres = ProcessInfo.processInfo.environment["HERALD_TEST_POSTGRES"].flatMap {
-        PostgresStore.Location(url: $0)
-    }
+    static let postgres = TestPostgres.location
 
-    /// A store of `nodeID` over a new database, or over `sharing`'s.
     static func store(_ nodeID: String, address: String = "", sharing: PostgresStore? = nil) async throws
         -> PostgresStore
     {
-        let logger = Logger(label: "node-identity-test")
-        var location = try #require(postgres)
-        if let sharing {
-            location = sharing.location
-        } else {
-            let name = "herald_test_" + SecureRandom.hex(bytes: 8)
-            try await PostgresStore.createDatabase(name, at: location, logger: logger)
-            location.database = name
-        }
-        let store = PostgresStore(
-            location, nodeID: nodeID, nodeAddress: address, logger: logger, connections: 2, minimumConnections: 0)
-        Task { await store.run() }
-        try await store.prepare()
-        return store
+        try await TestPostgres.store(nodeID, address: address, sharing: sharing)
     }
 
     @Test func aDerivedIdIsKeptInTheDataDirectoryAndDiffersBetweenDirectories() throws {

@@ -1,0 +1,134 @@
+/// The templates of a project's pages: its navigation, the composer, the scheduled sends
+/// and the reports.
+extension ConsolePages {
+    static let projectTemplates: [String: String] = [
+        "project-nav": """
+        <h1>{{project}}</h1>
+        <nav aria-label="Project"><ul class="tabs">{{#nav}}<li><a href="/console/projects/{{project}}{{#href}}/{{href}}{{/href}}"
+        {{#current}}aria-current="page"{{/current}}>{{label}}</a></li>{{/nav}}</ul></nav>
+        {{#status}}<p class="ok" role="status">{{status}}</p>{{/status}}
+        {{#statusLink}}<p><a href="{{statusLink}}">{{statusLinkLabel}}</a></p>{{/statusLink}}
+        {{#alert}}<p class="error" role="alert">{{alert}}</p>{{/alert}}
+        """,
+        "composer": """
+        {{> head}}
+        {{> project-nav}}
+        <form method="post" action="/console/projects/{{project}}/send" novalidate>
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <section aria-labelledby="compose">
+        <h2 id="compose">Compose a notification</h2>
+        <div class="grid">
+        <div><label for="target">Send to</label>
+        <select id="target" name="target">{{#target_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/target_options}}</select></div>
+        <div><label for="to">Topic, token or condition</label>
+        <input id="to" name="to" value="{{form.to}}"{{#errors.to}} aria-invalid="true" aria-describedby="to-error"{{/errors.to}}>
+        {{#errors.to}}<p class="error" id="to-error">{{errors.to}}</p>{{/errors.to}}</div>
+        </div>
+        <label for="title">Title</label><input id="title" name="title" value="{{form.title}}">
+        <label for="body">Text</label><textarea id="body" name="body" rows="3">{{form.body}}</textarea>
+        <label for="image">Image URL</label>
+        <input id="image" name="image" value="{{form.image}}"{{#errors.image}} aria-invalid="true" aria-describedby="image-error"{{/errors.image}}>
+        {{#errors.image}}<p class="error" id="image-error">{{errors.image}}</p>{{/errors.image}}
+        <label for="data">Custom data (one key=value per line)</label>
+        <textarea id="data" name="data" rows="3"{{#errors.data}} aria-invalid="true" aria-describedby="data-error"{{/errors.data}}>{{form.data}}</textarea>
+        {{#errors.data}}<p class="error" id="data-error">{{errors.data}}</p>{{/errors.data}}
+        <label for="analytics_label">Analytics label</label>
+        <input id="analytics_label" name="analytics_label" value="{{form.analytics_label}}"{{#errors.analytics_label}} aria-invalid="true" aria-describedby="analytics_label-error"{{/errors.analytics_label}}>
+        {{#errors.analytics_label}}<p class="error" id="analytics_label-error">{{errors.analytics_label}}</p>{{/errors.analytics_label}}
+        </section>
+        <section aria-labelledby="options">
+        <h2 id="options">Platform options</h2>
+        <div class="grid3">
+        <fieldset><legend>Android</legend>
+        <label for="android_priority">Priority</label>
+        <select id="android_priority" name="android_priority">{{#android_priority_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/android_priority_options}}</select>
+        <label for="android_ttl">Time to live (seconds)</label>
+        <input id="android_ttl" name="android_ttl" inputmode="numeric" value="{{form.android_ttl}}"{{#errors.android_ttl}} aria-invalid="true" aria-describedby="android_ttl-error"{{/errors.android_ttl}}>
+        {{#errors.android_ttl}}<p class="error" id="android_ttl-error">{{errors.android_ttl}}</p>{{/errors.android_ttl}}
+        <label for="android_collapse_key">Collapse key</label><input id="android_collapse_key" name="android_collapse_key" value="{{form.android_collapse_key}}">
+        <label for="android_channel">Notification channel</label><input id="android_channel" name="android_channel" value="{{form.android_channel}}">
+        <label for="android_click_action">Click action</label><input id="android_click_action" name="android_click_action" value="{{form.android_click_action}}">
+        </fieldset>
+        <fieldset><legend>Apple</legend>
+        <label for="apns_priority">apns-priority</label>
+        <select id="apns_priority" name="apns_priority">{{#apns_priority_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/apns_priority_options}}</select>
+        <label for="apns_collapse_id">apns-collapse-id</label>
+        <input id="apns_collapse_id" name="apns_collapse_id" value="{{form.apns_collapse_id}}"{{#errors.apns_collapse_id}} aria-invalid="true" aria-describedby="apns_collapse_id-error"{{/errors.apns_collapse_id}}>
+        {{#errors.apns_collapse_id}}<p class="error" id="apns_collapse_id-error">{{errors.apns_collapse_id}}</p>{{/errors.apns_collapse_id}}
+        <label for="apns_badge">Badge</label>
+        <input id="apns_badge" name="apns_badge" inputmode="numeric" value="{{form.apns_badge}}"{{#errors.apns_badge}} aria-invalid="true" aria-describedby="apns_badge-error"{{/errors.apns_badge}}>
+        {{#errors.apns_badge}}<p class="error" id="apns_badge-error">{{errors.apns_badge}}</p>{{/errors.apns_badge}}
+        <label for="apns_sound">Sound</label><input id="apns_sound" name="apns_sound" value="{{form.apns_sound}}">
+        </fieldset>
+        <fieldset><legend>Web</legend>
+        <label for="web_link">Link</label>
+        <input id="web_link" name="web_link" value="{{form.web_link}}"{{#errors.web_link}} aria-invalid="true" aria-describedby="web_link-error"{{/errors.web_link}}>
+        {{#errors.web_link}}<p class="error" id="web_link-error">{{errors.web_link}}</p>{{/errors.web_link}}
+        <label for="web_ttl">Time to live (seconds)</label>
+        <input id="web_ttl" name="web_ttl" inputmode="numeric" value="{{form.web_ttl}}"{{#errors.web_ttl}} aria-invalid="true" aria-describedby="web_ttl-error"{{/errors.web_ttl}}>
+        {{#errors.web_ttl}}<p class="error" id="web_ttl-error">{{errors.web_ttl}}</p>{{/errors.web_ttl}}
+        <label for="web_urgency">Urgency</label>
+        <select id="web_urgency" name="web_urgency">{{#web_urgency_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{label}}</option>{{/web_urgency_options}}</select>
+        </fieldset>
+        </div>
+        </section>
+        <section aria-labelledby="send">
+        <h2 id="send">Send</h2>
+        <button type="submit" name="action" value="preview">Preview</button>
+        <div class="grid">
+        <div><label for="test_token">Test token</label>
+        <input id="test_token" name="test_token" value="{{form.test_token}}"{{#errors.test_token}} aria-invalid="true" aria-describedby="test_token-error"{{/errors.test_token}}>
+        {{#errors.test_token}}<p class="error" id="test_token-error">{{errors.test_token}}</p>{{/errors.test_token}}
+        <button type="submit" name="action" value="test">Send a test to this token</button></div>
+        <div><label for="send_at">Send at (UTC)</label>
+        <input id="send_at" name="send_at" type="datetime-local" step="1" value="{{form.send_at}}"{{#errors.send_at}} aria-invalid="true" aria-describedby="send_at-error"{{/errors.send_at}}>
+        {{#errors.send_at}}<p class="error" id="send_at-error">{{errors.send_at}}</p>{{/errors.send_at}}
+        <button type="submit" name="action" value="schedule">Schedule</button></div>
+        </div>
+        <button type="submit" name="action" value="now">Send now</button>
+        </section>
+        </form>
+        {{#hasPreviews}}<section aria-labelledby="preview"><h2 id="preview">What each platform receives</h2>{{/hasPreviews}}
+        {{#previews}}<h3>{{platform}}</h3>
+        <p>Time to live {{ttl}} s, {{priority}} priority, collapse key: {{collapse}}</p>
+        <pre aria-label="{{platform}} payload">{{payload}}</pre>{{/previews}}
+        {{#hasPreviews}}</section>{{/hasPreviews}}
+        {{> foot}}
+        """,
+        "scheduled": """
+        {{> head}}
+        {{> project-nav}}
+        <section aria-labelledby="scheduled">
+        <h2 id="scheduled">Scheduled sends</h2>
+        {{^sends}}<p>Nothing has been scheduled. Schedule a send from the composer.</p>{{/sends}}
+        {{#hasSends}}<table><thead><tr><th scope="col">Due</th><th scope="col">Message</th><th scope="col">By</th>
+        <th scope="col">State</th><th scope="col">Outcome</th><th scope="col"><span class="hidden">Action</span></th></tr></thead><tbody>{{/hasSends}}
+        {{#sends}}<tr><td>{{due}}</td><td>{{summary}}</td><td>{{by}}</td><td>{{state}}</td><td>{{outcome}}</td><td>
+        {{#waiting}}<form method="post" action="/console/projects/{{project}}/scheduled/{{id}}/cancel">
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" aria-label="Cancel {{summary}} due {{due}}">Cancel</button></form>{{/waiting}}
+        </td></tr>{{/sends}}
+        {{#hasSends}}</tbody></table>{{/hasSends}}
+        </section>
+        {{> foot}}
+        """,
+        "reports": """
+        {{> head}}
+        {{> project-nav}}
+        <section aria-labelledby="reports">
+        <h2 id="reports">Delivery reports</h2>
+        <form method="get" action="/console/projects/{{project}}/reports" class="grid3">
+        <div><label for="days">Days</label><select id="days" name="days">{{#day_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/day_options}}</select></div>
+        <div><label for="app">App</label><select id="app" name="app"><option value="">Every app</option>{{#app_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/app_options}}</select></div>
+        <div><label for="label">Analytics label</label><select id="label" name="label"><option value="">Every label</option>{{#label_options}}<option value="{{value}}"{{#selected}} selected{{/selected}}>{{value}}</option>{{/label_options}}</select></div>
+        <button type="submit">Show</button>
+        </form>
+        <div class="charts">{{#charts}}<figure>{{{svg}}}</figure>{{/charts}}</div>
+        <table aria-label="Figures per day"><thead><tr><th scope="col">Day</th>{{#figures}}<th scope="col">{{name}}</th>{{/figures}}</tr></thead>
+        <tbody>{{#days}}<tr><th scope="row">{{day}}</th>{{#counts}}<td>{{count}}</td>{{/counts}}</tr>{{/days}}</tbody></table>
+        {{^days}}<p>Nothing was sent in these days.</p>{{/days}}
+        <p>Messages to a topic or a condition are counted accepted once, with no app; each device's delivery under its app.</p>
+        </section>
+        {{> foot}}
+        """,
+    ]
+}

@@ -1,0 +1,77 @@
+public import HeraldCore
+public import HeraldHTTP
+import HeraldStorage
+import Logging
+public import ServiceLifecycle
+
+/// Sends what the console scheduled once it is due, on every node: each node claims due
+/// sends under a lease (`ScheduleStore`), so one node sends each; should that node stop
+/// before it is done, another claims the send when the lease runs out, and sends it unless
+/// its message was accepted already (it is stored under the id chosen when scheduled).
+public struct ScheduledSender: Service {
+    /// How long a node holds a send it claimed.
+    static let leaseMilliseconds: Int64 = 10_000
+    /// How often the store is asked for due sends: a send goes out within this of its time.
+    static let interval: Duration = .milliseconds(250)
+
+    let environment: HTTPEnvironment
+
+    public init(environment: HTTPEnvironment) {
+        self.environment = environment
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    while try await sendDue() > 0 {}
+                } catch {
+                    environment.logger.warning("scheduled sends not claimed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: Self.interval)
+            }
+        }
+    }
+
+    /// Claims and sends what is due now; answers how many it claimed.
+    @discardableResult
+    public func sendDue(limit: Int = 20) async throws -> Int {
+        let now = environment.clock.now()
+        let claimed = try await environment.store.claimDueSends(
+            now: now, until: now.adding(milliseconds: Self.leaseMilliseconds), limit: limit)
+        for scheduled in claimed { await send(scheduled) }
+        return claimed.count
+    }
+
+    private func send(_ scheduled: ScheduledSend) async {
+        let store = environment.store
+        let name = { (project: String, id: String) in "projects/\(project)/messages/\(id)" }
+        do {
+            if scheduled.attempts > 1, try await store.message(id: scheduled.messageID) != nil {
+                // The node that claimed it before accepted it and stopped before saying so.
+                try await store.finishScheduledSend(
+                    id: scheduled.id, state: .sent, outcome: name(scheduled.projectID, scheduled.messageID))
+                return
+            }
+            guard let project = environment.directory.project(named: scheduled.projectID) else {
+                throw HeraldError.notFound("The project \(scheduled.projectID) no longer exists.")
+            }
+            let request = try SendRequest.decode(Array(scheduled.body.utf8), limits: project.settings.message)
+            let id = try await environment.admittingDownstream(project, surface: "console") {
+                try await environment.dispatcher.send(request, project: project, messageID: scheduled.messageID)
+            }
+            try await store.finishScheduledSend(id: scheduled.id, state: .sent, outcome: name(project.id, id))
+            environment.logger.info(
+                "scheduled send sent", metadata: ["project": "\(project.id)", "scheduled": "\(scheduled.id)"])
+        } catch let error as HeraldError where error.canonicalStatus.httpStatus < 429 {
+            // Refused for what it is: sending it again would be refused again.
+            _ = try? await store.finishScheduledSend(id: scheduled.id, state: .failed, outcome: error.message)
+            environment.logger.notice(
+                "scheduled send refused", metadata: ["scheduled": "\(scheduled.id)", "error": "\(error.message)"])
+        } catch {
+            // A quota, an overload or the store: claimed again when the lease runs out.
+            environment.logger.warning(
+                "scheduled send postponed", metadata: ["scheduled": "\(scheduled.id)", "error": "\(error)"])
+        }
+    }
+}
