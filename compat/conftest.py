@@ -164,7 +164,8 @@ class HeraldDevice:
 @pytest.fixture(scope="session")
 def herald():
     server = HeraldServer()
-    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices", "compat-semantics", "compat-legacy")}
+    server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices", "compat-semantics", "compat-legacy",
+                                                                 "compat-console")}
     server.cli("project", "set", "compat-semantics", "max-pending=3")
     server.start()
     yield server

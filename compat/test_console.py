@@ -11,6 +11,8 @@ import datetime
 import os
 import subprocess
 import time
+import urllib.error
+import urllib.request
 
 import pytest
 from firebase_admin import messaging
@@ -43,10 +45,10 @@ def screenshot(page, name):
         page.screenshot(path=os.path.join(DOCS, name), full_page=True)
 
 
-def sign_in(page, url, password):
+def sign_in(page, url, password, name="marketer"):
     page.goto(f"{url}/console")
     assert page.url == f"{url}/console/sign-in"
-    page.get_by_label("Name").fill("marketer")
+    page.get_by_label("Name").fill(name)
     page.get_by_label("Password").fill(password)
     with page.expect_navigation():
         page.get_by_role("button", name="Sign in").click()
@@ -229,5 +231,51 @@ def test_another_projects_pages_and_forms_are_refused_and_so_is_a_form_without_i
         page.get_by_role("button", name="Sign out").click()
         page.wait_for_url(f"{herald.url}/console/sign-in")
         assert page.goto(f"{herald.url}/console/projects/compat-semantics").url == f"{herald.url}/console/sign-in"
+    finally:
+        page.close()
+
+
+def test_an_admin_sets_a_limit_and_sees_its_use_and_the_refusals_by_code(herald, console):
+    subprocess.run([HERALD, "console", "add-user", "operator", "--admin", "--data-dir", herald.data_dir],
+                   input=PASSWORD + "\n", text=True, check=True, capture_output=True)
+    app = herald_sdk.initialize(herald.url, herald.projects["compat-console"]["key_file"], name="quotas")
+    quotas = f"{herald.url}/console/projects/compat-console/quotas"
+    page = console.new_page()
+    try:
+        sign_in(page, herald.url, PASSWORD, name="operator")
+        page.goto(quotas)
+        page.get_by_label("Downstream messages per minute").fill("2")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save limits").click()
+        assert page.get_by_role("status").inner_text() == "Limits saved."
+        # Sent without firebase-admin, which waits out a 429 and tries again.
+        token = app.credential.get_access_token().access_token
+        statuses = []
+        for _ in range(4):
+            request = urllib.request.Request(
+                f"{herald.url}/v1/projects/compat-console/messages:send", data=b'{"message":{"topic":"quota-check"}}',
+                headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+            try:
+                with urllib.request.urlopen(request, timeout=10) as response:
+                    statuses.append(response.status)
+            except urllib.error.HTTPError as error:
+                statuses.append(error.code)
+        assert statuses == [200, 200, 429, 429]
+        # The node adds its error counts to the store every few seconds.
+        deadline = time.monotonic() + 15
+        while True:
+            page.goto(quotas)
+            row = page.get_by_role("row", name="QUOTA_EXCEEDED")
+            if row.count() == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert row.get_by_role("cell").all_inner_texts() == ["429", "2", "2"]
+        use = page.get_by_role("row", name="Downstream messages per minute").get_by_role("cell").all_inner_texts()
+        assert use[0] == "T1" and use[-1] == "2"
+        screenshot(page, "console-quotas.png")
+        page.get_by_label("Downstream messages per minute").fill("600000")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Save limits").click()
+        assert page.get_by_role("status").inner_text() == "Limits saved."
     finally:
         page.close()

@@ -111,6 +111,29 @@ extension ConsolePages {
         </section>
         {{> foot}}
         """,
+        "quotas": """
+        {{> head}}
+        {{> project-nav}}
+        <section aria-labelledby="limits">
+        <h2 id="limits">Limits</h2>
+        <form method="post" action="/console/projects/{{project}}/quotas">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <table><thead><tr><th scope="col">Rule</th><th scope="col">Limit</th><th scope="col">Setting</th><th scope="col">In use now</th></tr></thead>
+        <tbody>{{#limits}}<tr><td>{{rule}}</td><th scope="row">{{name}}</th><td>{{#admin}}<input name="{{setting}}" value="{{value}}" inputmode="numeric"
+        aria-label="{{name}}">{{/admin}}{{^admin}}{{value}}{{/admin}}</td><td>{{use}}</td></tr>{{/limits}}</tbody></table>
+        {{#admin}}<button type="submit">Save limits</button>{{/admin}}
+        </form>
+        </section>
+        <section aria-labelledby="errors">
+        <h2 id="errors">Errors</h2>
+        <div class="charts">{{#errorCharts}}<figure>{{{svg}}}</figure>{{/errorCharts}}</div>
+        {{#hasErrors}}<table aria-label="Errors by code"><thead><tr><th scope="col">Code</th><th scope="col">HTTP status</th>
+        <th scope="col">Last 24 hours</th><th scope="col">Last 14 days</th></tr></thead>
+        <tbody>{{#errorCodes}}<tr><th scope="row">{{code}}</th><td>{{status}}</td><td>{{day}}</td><td>{{fortnight}}</td></tr>{{/errorCodes}}</tbody></table>{{/hasErrors}}
+        {{^hasErrors}}<p>No request of this project was refused in the last 14 days.</p>{{/hasErrors}}
+        </section>
+        {{> foot}}
+        """,
         "reports": """
         {{> head}}
         {{> project-nav}}

@@ -10,5 +10,6 @@ struct ProjectPages {
         ComposerRoutes(environment: environment).register(on: pages)
         ScheduleRoutes(environment: environment).register(on: pages)
         ReportRoutes(environment: environment).register(on: pages)
+        QuotaRoutes(environment: environment).register(on: pages)
     }
 }

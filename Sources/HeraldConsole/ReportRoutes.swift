@@ -39,7 +39,11 @@ struct ReportRoutes {
             values["charts"] = Self.figures.map { figure in
                 let perDay = dayNames.map { day in rows.filter { $0.key.day == day }.reduce(0) { $0 + figure.count($1) }
                 }
-                return ["svg": SVGBarChart(title: figure.name, days: dayNames, values: perDay, color: figure.color).svg]
+                return [
+                    "svg": SVGBarChart(
+                        title: "\(figure.name) per day", periods: dayNames, values: perDay, color: figure.color
+                    ).svg
+                ]
             }
             values["figures"] = Self.figures.map { ["name": $0.name] }
             values["days"] = dayNames.reversed().compactMap { day -> [String: Any]? in

@@ -1,8 +1,9 @@
-/// A bar chart of one figure per day as SVG, drawn on the server: a bar a day with its
-/// value in a tooltip, the largest value on the axis, and the first and last day below.
+/// A bar chart of one figure per period (a day, an hour) as SVG, drawn on the server: a bar
+/// a period with its value in a tooltip, the largest value on the axis, and the first and
+/// last period below.
 struct SVGBarChart {
     let title: String
-    let days: [String]
+    let periods: [String]
     let values: [Int]
     var color = "#2f6fde"
 
@@ -15,7 +16,7 @@ struct SVGBarChart {
         let slot = plot.width / Double(max(values.count, 1))
         var parts = [
             "<svg xmlns=\"http://www.w3.org/2000/svg\" role=\"img\" width=\"\(Int(Self.width))\" height=\"\(Int(Self.height))\" "
-                + "viewBox=\"0 0 \(Int(Self.width)) \(Int(Self.height))\" aria-label=\"\(escaped(title)) per day\">",
+                + "viewBox=\"0 0 \(Int(Self.width)) \(Int(Self.height))\" aria-label=\"\(escaped(title))\">",
             "<text x=\"0\" y=\"12\" font-size=\"12\" font-weight=\"600\">\(escaped(title))</text>",
             "<text x=\"\(plot.x - 4)\" y=\"\(plot.y + 9)\" font-size=\"10\" text-anchor=\"end\">\(top)</text>",
             "<text x=\"\(plot.x - 4)\" y=\"\(plot.y + plot.height)\" font-size=\"10\" text-anchor=\"end\">0</text>",
@@ -27,10 +28,10 @@ struct SVGBarChart {
             let x = plot.x + Double(index) * slot + slot * 0.15
             parts.append(
                 "<rect x=\"\(rounded(x))\" y=\"\(rounded(plot.y + plot.height - barHeight))\" width=\"\(rounded(slot * 0.7))\" "
-                    + "height=\"\(rounded(barHeight))\" fill=\"\(color)\"><title>\(days[index]): \(value)</title></rect>"
+                    + "height=\"\(rounded(barHeight))\" fill=\"\(color)\"><title>\(periods[index]): \(value)</title></rect>"
             )
         }
-        if let first = days.first, let last = days.last {
+        if let first = periods.first, let last = periods.last {
             parts.append("<text x=\"\(plot.x)\" y=\"\(Self.height - 6)\" font-size=\"10\">\(escaped(first))</text>")
             parts.append(
                 "<text x=\"\(plot.x + plot.width)\" y=\"\(Self.height - 6)\" font-size=\"10\" text-anchor=\"end\">"

@@ -92,6 +92,22 @@ public final class Quotas: Sendable {
         }
     }
 
+    /// What the project used of its quotas, as counted on this node and the counts other
+    /// nodes shared with it: downstream messages in the last minute (T1) and topic
+    /// subscription changes in the last second (T2).
+    public func use(projectID: String, now: Timestamp) -> (downstream: Int, topicOperations: Int) {
+        state.withLock { state in
+            sweep(&state, now: now)
+            let downstream =
+                (state.downstream[projectID]?.count(at: now) ?? 0)
+                + (state.remote[.downstream]?[projectID]?.count(at: now) ?? 0)
+            let topicOperations =
+                (state.topicOperations[projectID]?.count(at: now) ?? 0)
+                + (state.remote[.topicOperations]?[projectID]?.count(at: now) ?? 0)
+            return (downstream, topicOperations)
+        }
+    }
+
     /// The `QUOTA_EXCEEDED` error one more downstream message of the project would get now,
     /// counting nothing either way; nil when it fits.
     public func downstreamRefusal(_ project: Project, now: Timestamp) -> HeraldError? {

@@ -29,6 +29,10 @@ public struct HTTPEnvironment: Sendable {
     public var lanes: RequestLanes
     /// The push service for push channels (RFC 8030); without it their endpoints answer 404.
     public var webPush: WebPushRelay?
+    /// The fanout engine, whose jobs the console shows (T3).
+    public var fanouts: FanoutEngine?
+    /// The errors each project was answered with, until they are flushed to the store.
+    public let errors = ErrorLog()
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,

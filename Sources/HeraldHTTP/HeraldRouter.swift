@@ -14,7 +14,10 @@ public enum HeraldRouter {
     public static func make(_ environment: HTTPEnvironment, dropIn: DropInHosts? = nil) -> Router<HeraldRequestContext>
     {
         let router = Router(context: HeraldRequestContext.self)
-        router.add(middleware: RequestMetricsMiddleware(metrics: environment.metrics, logger: environment.logger))
+        router.add(
+            middleware: RequestMetricsMiddleware(
+                metrics: environment.metrics, errors: environment.errors, directory: environment.directory,
+                clock: environment.clock, logger: environment.logger))
         if let dropIn { router.add(middleware: DropInRoutingMiddleware(hosts: dropIn)) }
         OperationsRoutes(environment: environment).register(on: router)
         TokenRoutes(environment: environment).register(on: router)
@@ -30,10 +33,15 @@ public enum HeraldRouter {
     }
 }
 
-/// Counts every request by route and status and every error by its code, and renders
-/// errors: Herald's own in FCM's shape, anything unexpected as `INTERNAL`.
+/// Counts every request by route and status and every error by its code (and by its
+/// project, when the path names one), and renders errors: Herald's own in FCM's shape,
+/// anything unexpected as `INTERNAL`.
 struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: HeraldMetrics
+    let errors: ErrorLog
+    /// Errors are counted only for projects that exist: a path's name is the caller's to choose.
+    let directory: CredentialDirectory
+    let clock: any HeraldClock
     let logger: Logger
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
@@ -45,6 +53,9 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
             response = try await next(request, context)
         } catch let error as HeraldError {
             metrics.countError(error)
+            if let name = context.parameters.get("project"), let project = directory.project(named: String(name)) {
+                errors.count(error, projectID: project.id, at: clock.now())
+            }
             response = try error.response(from: request, context: context)
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)

@@ -22,8 +22,8 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     public typealias OutboundOut = HTTPResponsePart
 
     private let environment: HTTPEnvironment
-    /// The refusal to answer once the request's body is in.
-    private var refusal: HeraldError?
+    /// The refusal to answer once the request's body is in, and its project.
+    private var refusal: (error: HeraldError, projectID: String)?
     /// Requests passed on whose answer has not ended.
     private var passedOn = 0
     /// The project of the oldest request passed on, when the quota counts it as on its way
@@ -41,7 +41,8 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         switch unwrapInboundIn(data) {
         case .head(let head):
             if passedOn == 0, let refusal = refusalOrPassingOn(head) {
-                self.refusal = refusal
+                let project = Self.sendProject(head.path).flatMap { environment.directory.project(named: String($0)) }
+                self.refusal = (refusal, project?.id ?? "")
                 return
             }
             passedOn += 1
@@ -50,7 +51,8 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         case .end:
             if let refusal {
                 self.refusal = nil
-                answer(refusal, context: context)
+                answer(refusal.error, context: context)
+                environment.errors.count(refusal.error, projectID: refusal.projectID, at: environment.clock.now())
                 return
             }
         }

@@ -5,11 +5,15 @@ public import Logging
 public import ServiceLifecycle
 
 /// Deletes queued messages whose time to live has passed, counting them expired
-/// (SEMANTICS D5), upstream messages no app server took in time, telling their devices, and
-/// Web Push receipts no sender read in four weeks.
+/// (SEMANTICS D5), upstream messages no app server took in time (telling their devices),
+/// Web Push receipts no sender read in four weeks, expired console sessions, and error
+/// counts older than `errorCountDays`.
 /// Expired messages are never delivered even before the sweep: queue reads leave them out.
 public struct ExpirySweeper: Service {
-    let store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore
+    /// How many days of error counts are kept.
+    public static let errorCountDays: Int64 = 31
+
+    let store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore & StatsStore
     let upstream: UpstreamIntake?
     let clock: any HeraldClock
     let intervalSeconds: Int
@@ -17,7 +21,8 @@ public struct ExpirySweeper: Service {
     let logger: Logger
 
     public init(
-        store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore, upstream: UpstreamIntake? = nil,
+        store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore & StatsStore,
+        upstream: UpstreamIntake? = nil,
         clock: any HeraldClock,
         intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400, logger: Logger
     ) {
@@ -41,6 +46,8 @@ public struct ExpirySweeper: Service {
         while let upstream, try await upstream.expire(limit: 1000) == 1000 {}
         while try await store.deleteExpiredPushReceipts(now: clock.now(), limit: 1000) == 1000 {}
         while try await store.deleteExpiredConsoleValues(now: clock.now(), limit: 1000) == 1000 {}
+        let errorsKeptSince = clock.now().adding(seconds: -Self.errorCountDays * 86_400)
+        while try await store.deleteErrorCounts(before: errorsKeptSince, limit: 1000) == 1000 {}
         return total
     }
 

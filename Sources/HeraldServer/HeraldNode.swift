@@ -104,6 +104,7 @@ public struct HeraldNode: Sendable {
             renderMetrics: { metricsRegistry.emitToString() },
             metricsAccess: .forListening(on: configuration.httpHost, token: configuration.metricsToken),
             deviceRequestLimits: configuration.deviceRequestLimits)
+        environment.fanouts = fanouts
         environment.webPush = WebPushRelay(
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
@@ -199,6 +200,7 @@ public struct HeraldNode: Sendable {
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),
             ScheduledSender(environment: environment),
+            ErrorLogService(errors: environment.errors, store: store, logger: logger),
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }
         services += [

@@ -1,7 +1,7 @@
 public import HeraldCore
 
-/// Delivery counters per project, day, app and analytics label (SEMANTICS L7) and
-/// device receipts.
+/// Delivery counters per project, day, app and analytics label (SEMANTICS L7), device
+/// receipts, and the errors each project was answered with per hour.
 ///
 /// Every method is a transaction of its own; a method that returns has made its change
 /// durable.
@@ -18,4 +18,13 @@ public protocol StatsStore: Sendable {
     /// still queued; `appID` nil for every app.
     func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay) async throws
         -> [DeliveryReportRow]
+
+    /// Adds to the counts of errors answered, per project, hour and code.
+    func recordErrors(_ counts: [ErrorCount]) async throws
+
+    /// A project's error counts of the hours from `since` on, oldest first.
+    func errorCounts(projectID: String, since: Timestamp) async throws -> [ErrorCount]
+
+    /// Deletes up to `limit` error counts of hours before `before`; answers how many.
+    func deleteErrorCounts(before: Timestamp, limit: Int) async throws -> Int
 }

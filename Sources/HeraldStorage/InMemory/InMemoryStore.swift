@@ -25,6 +25,7 @@ public actor InMemoryStore: HeraldStore {
     var consoleUsersByName: [String: ConsoleUser] = [:]
     var consoleValues: [String: (value: [UInt8], expiresAt: Timestamp?)] = [:]
     var scheduled: [String: ScheduledSend] = [:]
+    var errorCountsByKey: [ErrorCountKey: Int] = [:]
 
     public init() {}
 

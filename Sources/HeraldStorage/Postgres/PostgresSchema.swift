@@ -299,6 +299,22 @@ extension PostgresStore {
                 "CREATE INDEX scheduled_sends_project ON scheduled_sends(project_id, due_at)",
             ]
         ),
+        (
+            // The errors each project was answered with, per hour, code and status.
+            "v13-error-counts",
+            [
+                """
+                CREATE TABLE error_counts (
+                    project_id TEXT NOT NULL,
+                    hour BIGINT NOT NULL,
+                    code TEXT NOT NULL,
+                    status INTEGER NOT NULL,
+                    value BIGINT NOT NULL,
+                    PRIMARY KEY (project_id, hour, code, status))
+                """,
+                "CREATE INDEX error_counts_hour ON error_counts(hour)",
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -362,6 +362,21 @@ extension SQLiteStore {
                     CREATE INDEX scheduled_sends_project ON scheduled_sends(project_id, due_at);
                     """)
         }
+        migrator.registerMigration("v17-error-counts") { db in
+            // The errors each project was answered with, per hour, code and status.
+            try db.execute(
+                sql: """
+                    CREATE TABLE error_counts (
+                        project_id TEXT NOT NULL,
+                        hour INTEGER NOT NULL,
+                        code TEXT NOT NULL,
+                        status INTEGER NOT NULL,
+                        value INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, hour, code, status)
+                    );
+                    CREATE INDEX error_counts_hour ON error_counts(hour);
+                    """)
+        }
         return migrator
     }
 }
