@@ -118,6 +118,17 @@ def test_a_console_user_signs_in_sends_to_a_topic_and_a_device_receives_it(heral
         assert accepted == 1 and delivered == 1
         assert page.locator("svg[aria-label='Delivered per day'] rect").count() == 14
         screenshot(page, "console-report.png")
+
+        # The device's token looked up: its app, its topic, nothing waiting.
+        page.get_by_role("link", name="Devices and topics").click()
+        page.get_by_label("Registration token").fill(device.token)
+        with page.expect_navigation():
+            page.get_by_role("button", name="Look up").click()
+        found = dict(zip(page.get_by_role("table", name="The app instance").get_by_role("rowheader").all_inner_texts(),
+                         page.get_by_role("table", name="The app instance").get_by_role("cell").all_inner_texts()))
+        assert found["State"] == "Active" and found["App"] == "com.example.semantics"
+        assert "console-news" in found["Topics"].split(", ") and found["Messages waiting for the device"] == "0"
+        assert int(page.get_by_role("row", name="console-news").get_by_role("cell").last.inner_text()) >= 1
     finally:
         page.close()
         device.stop()

@@ -134,6 +134,41 @@ extension ConsolePages {
         </section>
         {{> foot}}
         """,
+        "devices": """
+        {{> head}}
+        {{> project-nav}}
+        <section aria-labelledby="look-up">
+        <h2 id="look-up">Look a token up</h2>
+        <form method="post" action="/console/projects/{{project}}/devices">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="token">Registration token</label><input id="token" name="token" value="{{token}}" required>
+        <button type="submit">Look up</button>
+        </form>
+        {{#found}}<table aria-label="The app instance"><tbody>
+        <tr><th scope="row">State</th><td>{{state}}</td></tr>
+        <tr><th scope="row">App</th><td>{{app}}</td></tr>
+        <tr><th scope="row">Platform</th><td>{{platform}}</td></tr>
+        <tr><th scope="row">Device</th><td>{{device}}</td></tr>
+        <tr><th scope="row">Registered</th><td>{{created}}</td></tr>
+        <tr><th scope="row">Last connection</th><td>{{lastConnection}}</td></tr>
+        <tr><th scope="row">Messages waiting for the device</th><td>{{pending}}</td></tr>
+        <tr><th scope="row">Topics</th><td>{{topics}}</td></tr>
+        </tbody></table>{{/found}}
+        </section>
+        <section aria-labelledby="topics">
+        <h2 id="topics">Topics</h2>
+        {{#hasTopics}}<table><thead><tr><th scope="col">Topic</th><th scope="col">Subscribers</th></tr></thead>
+        <tbody>{{#topics}}<tr><th scope="row">{{topic}}</th><td>{{subscribers}}</td></tr>{{/topics}}</tbody></table>{{/hasTopics}}
+        {{^hasTopics}}<p>No app instance of this project is subscribed to a topic.</p>{{/hasTopics}}
+        </section>
+        <section aria-labelledby="groups">
+        <h2 id="groups">Device groups</h2>
+        {{#hasGroups}}<table><thead><tr><th scope="col">Group</th><th scope="col">Notification key</th><th scope="col">Members</th></tr></thead>
+        <tbody>{{#groups}}<tr><th scope="row">{{name}}</th><td>{{key}}</td><td>{{count}}: {{#members}}{{token}} {{/members}}</td></tr>{{/groups}}</tbody></table>{{/hasGroups}}
+        {{^hasGroups}}<p>This project has no device groups.</p>{{/hasGroups}}
+        </section>
+        {{> foot}}
+        """,
         "reports": """
         {{> head}}
         {{> project-nav}}

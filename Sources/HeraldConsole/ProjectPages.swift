@@ -11,5 +11,6 @@ struct ProjectPages {
         ScheduleRoutes(environment: environment).register(on: pages)
         ReportRoutes(environment: environment).register(on: pages)
         QuotaRoutes(environment: environment).register(on: pages)
+        DeviceRoutes(environment: environment).register(on: pages)
     }
 }

@@ -38,4 +38,12 @@ public protocol TopicStore: Sendable {
 
     /// Replaces a group's members; an empty list deletes the group.
     func updateDeviceGroup(projectID: String, notificationKey: String, members: [String]) async throws
+
+    /// Up to `limit` of a project's topics by name, each with its subscribers counted up to
+    /// `countingUpTo`: a larger topic answers that many, so that the work stays bounded.
+    func topicSizes(projectID: String, limit: Int, countingUpTo: Int) async throws
+        -> [(topic: String, subscribers: Int)]
+
+    /// Up to `limit` of a project's device groups, by name.
+    func deviceGroups(projectID: String, limit: Int) async throws -> [DeviceGroup]
 }

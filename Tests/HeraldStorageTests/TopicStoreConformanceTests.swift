@@ -195,4 +195,28 @@ import Testing
         try await store.updateDeviceGroup(projectID: "alpha-project", notificationKey: "key-1", members: [])
         #expect(try await store.deviceGroup(projectID: "alpha-project", name: "family", notificationKey: nil) == nil)
     }
+
+    @Test(arguments: Backend.allCases)
+    func aProjectsTopicsAreListedByNameWithTheirSubscribersCountedUpToALimit(_ backend: Backend) async throws {
+        let tokens = (0..<5).map { "t\($0)" }
+        let store = try await prepared(backend, tokens: tokens)
+        for token in tokens { _ = try await store.subscribe(subscription(token, "news"), limit: 10) }
+        for token in tokens.prefix(2) { _ = try await store.subscribe(subscription(token, "alerts"), limit: 10) }
+        _ = try await store.subscribe(subscription("t4", "weather"), limit: 10)
+        let sizes = try await store.topicSizes(projectID: "alpha-project", limit: 10, countingUpTo: 3)
+        #expect(sizes.map(\.topic) == ["alerts", "news", "weather"] && sizes.map(\.subscribers) == [2, 3, 1])
+        #expect(
+            try await store.topicSizes(projectID: "alpha-project", limit: 2, countingUpTo: 10).map(\.subscribers) == [
+                2, 5,
+            ])
+        #expect(try await store.topicSizes(projectID: "other-project", limit: 10, countingUpTo: 10).isEmpty)
+        for name in ["zulu", "alpha"] {
+            try await store.createDeviceGroup(
+                DeviceGroup(
+                    projectID: "alpha-project", name: name, notificationKey: "key-\(name)", members: ["t1", "t2"]))
+        }
+        let groups = try await store.deviceGroups(projectID: "alpha-project", limit: 10)
+        #expect(groups.map(\.name) == ["alpha", "zulu"] && groups.first?.members == ["t1", "t2"])
+        #expect(try await store.deviceGroups(projectID: "alpha-project", limit: 1).count == 1)
+    }
 }

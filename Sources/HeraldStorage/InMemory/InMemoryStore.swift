@@ -15,9 +15,9 @@ public actor InMemoryStore: HeraldStore {
     private var queue: [QueuedMessage] = []
     private var lastSequence: Int64 = 0
     private var stats: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
-    private var topicSubscriptions: [String: [String: TopicSubscription]] = [:]
+    var topicSubscriptions: [String: [String: TopicSubscription]] = [:]
     private var fanouts: [String: FanoutJob] = [:]
-    private var deviceGroups: [String: DeviceGroup] = [:]
+    var deviceGroups: [String: DeviceGroup] = [:]
     /// Messages for app servers, with their lease holder and end.
     private var upstream: [(message: UpstreamMessage, holder: String, leasedUntil: Timestamp)] = []
     private var lastUpstreamSequence: Int64 = 0

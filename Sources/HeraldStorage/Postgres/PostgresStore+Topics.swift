@@ -172,3 +172,41 @@ extension PostgresStore {
         guard changed > 0 else { throw StoreError.notFound("device group") }
     }
 }
+
+/// A project's topics and device groups as the console lists them.
+extension PostgresStore {
+    public func topicSizes(projectID: String, limit: Int, countingUpTo: Int) async throws
+        -> [(topic: String, subscribers: Int)]
+    {
+        // The topics are found one index seek each, not by reading every subscription.
+        try await rows(
+            """
+            WITH RECURSIVE topics(topic) AS (
+                SELECT MIN(topic) FROM topic_subscriptions WHERE project_id = \(projectID)
+                UNION ALL
+                SELECT (SELECT MIN(topic) FROM topic_subscriptions WHERE project_id = \(projectID) AND topic > topics.topic)
+                FROM topics WHERE topics.topic IS NOT NULL)
+            SELECT topic, (SELECT COUNT(*) FROM (
+                SELECT 1 FROM topic_subscriptions s WHERE s.project_id = \(projectID) AND s.topic = topics.topic
+                LIMIT \(countingUpTo)) AS counted)
+            FROM topics WHERE topic IS NOT NULL LIMIT \(limit)
+            """
+        ).map { row in
+            let (topic, count) = try row.decode((String, Int64).self)
+            return (topic, Int(count))
+        }
+    }
+
+    public func deviceGroups(projectID: String, limit: Int) async throws -> [DeviceGroup] {
+        try await rows(
+            """
+            SELECT name, notification_key, members FROM device_groups WHERE project_id = \(projectID)
+            ORDER BY name LIMIT \(limit)
+            """
+        ).map { row in
+            let (name, key, members) = try row.decode((String, String, String).self)
+            return DeviceGroup(
+                projectID: projectID, name: name, notificationKey: key, members: StoreCoding.decodeMembers(members))
+        }
+    }
+}

@@ -193,3 +193,42 @@ extension SQLiteStore {
         }
     }
 }
+
+/// A project's topics and device groups as the console lists them.
+extension SQLiteStore {
+    public func topicSizes(projectID: String, limit: Int, countingUpTo: Int) async throws
+        -> [(topic: String, subscribers: Int)]
+    {
+        // The topics are found one index seek each, not by reading every subscription.
+        try read { db in
+            try db.fetchAllCached(
+                sql: """
+                    WITH RECURSIVE topics(topic) AS (
+                        SELECT MIN(topic) FROM topic_subscriptions WHERE project_id = ?
+                        UNION ALL
+                        SELECT (SELECT MIN(topic) FROM topic_subscriptions WHERE project_id = ? AND topic > topics.topic)
+                        FROM topics WHERE topics.topic IS NOT NULL)
+                    SELECT topic, (SELECT COUNT(*) FROM (
+                        SELECT 1 FROM topic_subscriptions WHERE project_id = ? AND topic = topics.topic LIMIT ?))
+                    FROM topics WHERE topic IS NOT NULL LIMIT ?
+                    """,
+                arguments: [projectID, projectID, projectID, countingUpTo, limit]
+            ) { row in (row.text(0), Int(row.int64(1))) }
+        }
+    }
+
+    public func deviceGroups(projectID: String, limit: Int) async throws -> [DeviceGroup] {
+        try read { db in
+            try db.fetchAllCached(
+                sql: """
+                    SELECT name, notification_key, members FROM device_groups WHERE project_id = ? ORDER BY name LIMIT ?
+                    """,
+                arguments: [projectID, limit]
+            ) { row in
+                DeviceGroup(
+                    projectID: projectID, name: row.text(0), notificationKey: row.text(1),
+                    members: StoreCoding.decodeMembers(row.text(2)))
+            }
+        }
+    }
+}
