@@ -169,6 +169,34 @@ extension ConsolePages {
         </section>
         {{> foot}}
         """,
+        "credentials": """
+        {{> head}}
+        {{> project-nav}}
+        <section aria-labelledby="ids">
+        <h2 id="ids">Sender id and keys for app servers</h2>
+        <table aria-label="Project credentials"><tbody>
+        <tr><th scope="row">Sender id (project number)</th><td><code>{{sender}}</code></td></tr>
+        <tr><th scope="row">API key</th><td><code>{{apiKey}}</code></td></tr>
+        <tr><th scope="row">Server key (legacy HTTP and XMPP)</th><td><code>{{serverKey}}</code></td></tr>
+        </tbody></table>
+        </section>
+        <section aria-labelledby="accounts">
+        <h2 id="accounts">Service-account keys</h2>
+        <table><thead><tr><th scope="col">Key id</th><th scope="col">Created</th><th scope="col">Age</th><th scope="col">State</th>
+        {{#admin}}<th scope="col"><span class="hidden">Actions</span></th>{{/admin}}</tr></thead>
+        <tbody>{{#keys}}<tr><th scope="row"><code>{{id}}</code></th><td>{{created}}</td><td>{{age}}</td><td>{{state}}</td>
+        {{#admin}}<td>{{#active}}<form method="post" action="/console/projects/{{project}}/credentials/keys/{{id}}/rotate">
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" aria-label="Rotate key {{id}}">Rotate</button></form>
+        <form method="post" action="/console/projects/{{project}}/credentials/keys/{{id}}/revoke">
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" aria-label="Revoke key {{id}}">Revoke</button></form>{{/active}}</td>{{/admin}}
+        </tr>{{/keys}}</tbody></table>
+        {{#admin}}<form method="post" action="/console/projects/{{project}}/credentials/keys">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <button type="submit">Create a key and download its file</button></form>
+        <p>The file holds the key's private part, which Herald keeps nowhere: store it safely.</p>{{/admin}}
+        </section>
+        {{> foot}}
+        """,
         "reports": """
         {{> head}}
         {{> project-nav}}

@@ -20,11 +20,14 @@ public struct ConsoleRoutes: Sendable {
 
     let environment: HTTPEnvironment
     let secureCookies: Bool
+    /// Herald's public address, which the key files the console issues point at.
+    let publicURL: String
     let throttle = SignInThrottle()
 
-    public init(environment: HTTPEnvironment, secureCookies: Bool) {
+    public init(environment: HTTPEnvironment, secureCookies: Bool, publicURL: String) {
         self.environment = environment
         self.secureCookies = secureCookies
+        self.publicURL = publicURL
     }
 
     public func register(on router: Router<HeraldRequestContext>) {
@@ -43,7 +46,7 @@ public struct ConsoleRoutes: Sendable {
             context.sessions.clearSession()
             return Response.redirect(to: "/console/sign-in", type: .normal)
         }
-        ProjectPages(environment: environment).register(on: pages)
+        ProjectPages(environment: environment, publicURL: publicURL).register(on: pages)
     }
 
     private func signInPage(_ request: Request, _ context: ConsoleRequestContext, error: String?) -> Response {

@@ -28,7 +28,7 @@ struct ProjectAccess {
     /// The project's pages, by the last part of their address (empty for the composer).
     static let pages = [
         ("", "Compose"), ("scheduled", "Scheduled"), ("reports", "Reports"), ("quotas", "Quotas and errors"),
-        ("devices", "Devices and topics"),
+        ("devices", "Devices and topics"), ("credentials", "Credentials"),
     ]
 
     func opened(_ context: ConsoleRequestContext) throws -> Opened {

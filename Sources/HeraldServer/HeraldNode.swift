@@ -156,7 +156,8 @@ public struct HeraldNode: Sendable {
     func router(dropIn: DropInHosts? = nil, https: Bool = false) -> Router<HeraldRequestContext> {
         let router = HeraldRouter.make(environment, dropIn: dropIn)
         ConsoleRoutes(
-            environment: environment, secureCookies: https || configuration.effectivePublicURL.hasPrefix("https:")
+            environment: environment, secureCookies: https || configuration.effectivePublicURL.hasPrefix("https:"),
+            publicURL: configuration.effectivePublicURL
         )
         .register(on: router)
         return router

@@ -1,7 +1,7 @@
 import Foundation
 public import HeraldCore
+import HeraldHTTP
 public import HeraldStorage
-import _CryptoExtras
 
 /// What `herald project …` does: make projects and their credentials, list, show,
 /// delete, rotate and revoke keys. It works on the store directly, so it works while a
@@ -36,15 +36,14 @@ public struct ProjectAdministration: Sendable {
         }
         if try await store.project(id: id) != nil { throw AdministrationError("Project \(id) exists already.") }
         let now = clock.now()
-        let (key, privateKey) = try makeKey(projectID: id, now: now)
+        let (key, file) = try ServiceAccountKeyFile.issue(projectID: id, publicURL: publicURL, now: now)
         var lastError: (any Error)?
         // A random project number may collide; try a few times.
         for _ in 0..<5 {
             let project = Project.make(id: id, createdAt: now)
             do {
                 try await store.createProject(project, firstKey: key)
-                let path = try writeKeyFile(
-                    key: key, privateKey: privateKey, publicURL: publicURL, directory: directory)
+                let path = try write(file, directory: directory)
                 return IssuedKey(project: project, key: key, keyFilePath: path)
             } catch let error as StoreError {
                 lastError = error
@@ -67,9 +66,9 @@ public struct ProjectAdministration: Sendable {
             }
         }
         let now = clock.now()
-        let (key, privateKey) = try makeKey(projectID: projectID, now: now)
+        let (key, file) = try ServiceAccountKeyFile.issue(projectID: projectID, publicURL: publicURL, now: now)
         try await store.addServiceAccountKey(key)
-        let path = try writeKeyFile(key: key, privateKey: privateKey, publicURL: publicURL, directory: directory)
+        let path = try write(file, directory: directory)
         if let revoking { _ = try await store.revokeServiceAccountKey(id: revoking, at: now) }
         return IssuedKey(project: project, key: key, keyFilePath: path)
     }
@@ -91,24 +90,9 @@ public struct ProjectAdministration: Sendable {
         }
     }
 
-    private func makeKey(projectID: String, now: Timestamp) throws -> (ServiceAccountKey, _RSA.Signing.PrivateKey) {
-        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
-        let key = ServiceAccountKey(
-            id: SecureRandom.hex(bytes: 20), projectID: projectID,
-            clientEmail: ServiceAccountKey.clientEmail(for: projectID),
-            publicKeyPEM: privateKey.publicKey.pemRepresentation, createdAt: now)
-        return (key, privateKey)
-    }
-
-    private func writeKeyFile(
-        key: ServiceAccountKey, privateKey: _RSA.Signing.PrivateKey, publicURL: String, directory: String
-    ) throws -> String {
-        let file = ServiceAccountKeyFile(
-            projectID: key.projectID, keyID: key.id, privateKeyPEM: privateKey.pkcs8PEMRepresentation,
-            clientEmail: key.clientEmail, clientID: String(SecureRandom.number(below: 999_999_999_999_999_999)),
-            publicURL: publicURL)
+    private func write(_ file: ServiceAccountKeyFile, directory: String) throws -> String {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let path = (directory as NSString).appendingPathComponent("\(key.projectID)-service-account.json")
+        let path = (directory as NSString).appendingPathComponent("\(file.projectID)-service-account.json")
         let created = FileManager.default.createFile(
             atPath: path, contents: Data(file.contents.utf8), attributes: [.posixPermissions: 0o600])
         guard created else { throw AdministrationError("Could not write \(path).") }

@@ -11,10 +11,7 @@ import Testing
 /// (and only for projects that exist), and limits changed by admins only (SEMANTICS T1).
 @Suite struct ConsoleQuotaTests {
     @Test func anAdminChangesALimitItsRefusalsAreCountedByCodeAndOthersMayOnlyLook() async throws {
-        let server = try await ConsoleTests().server()
-        try await ConsoleAccounts.save(
-            name: "root", password: ConsoleTests.password, projectIDs: [], isAdmin: true, store: server.store,
-            now: server.clock.now())
+        let server = try await ConsoleTests().serverWithAdmin()
         let quotas = "/console/projects/test-project/quotas"
         try await server.test { client in
             var ada = ConsoleTests.Browser()

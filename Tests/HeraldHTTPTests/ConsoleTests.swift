@@ -75,6 +75,15 @@ import Testing
         return server
     }
 
+    /// `server()` with an admin, "root", besides ada.
+    func serverWithAdmin() async throws -> TestServer {
+        let server = try await server()
+        try await ConsoleAccounts.save(
+            name: "root", password: Self.password, projectIDs: [], isAdmin: true, store: server.store,
+            now: server.clock.now())
+        return server
+    }
+
     @Test func nothingOfTheConsoleIsReachableWithoutASession() async throws {
         let server = try await server()
         try await server.test { client in

@@ -1,4 +1,5 @@
-import HeraldCore
+public import HeraldCore
+import _CryptoExtras
 
 /// A service-account key file in Google's JSON format, which google-auth and the
 /// firebase-admin SDKs load unchanged; its `token_uri` points at Herald.
@@ -15,6 +16,23 @@ public struct ServiceAccountKeyFile: Sendable {
     public var clientID: String
     /// Herald's public base URL.
     public var publicURL: String
+
+    /// A new RSA key for the project's service account: its record, which keeps only the
+    /// public key, and its file, the only place the private key is ever written.
+    public static func issue(projectID: String, publicURL: String, now: Timestamp) throws
+        -> (key: ServiceAccountKey, file: ServiceAccountKeyFile)
+    {
+        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let key = ServiceAccountKey(
+            id: SecureRandom.hex(bytes: 20), projectID: projectID,
+            clientEmail: ServiceAccountKey.clientEmail(for: projectID),
+            publicKeyPEM: privateKey.publicKey.pemRepresentation, createdAt: now)
+        let file = ServiceAccountKeyFile(
+            projectID: projectID, keyID: key.id, privateKeyPEM: privateKey.pkcs8PEMRepresentation,
+            clientEmail: key.clientEmail, clientID: String(SecureRandom.number(below: 999_999_999_999_999_999)),
+            publicURL: publicURL)
+        return (key, file)
+    }
 
     /// The file's JSON text, one field a line as Google writes it.
     public var contents: String {

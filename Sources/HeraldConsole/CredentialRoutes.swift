@@ -1,0 +1,102 @@
+import HeraldCore
+import HeraldHTTP
+import HeraldStorage
+import Hummingbird
+import NIOCore
+
+/// A project's credentials at `/console/projects/{project}/credentials`: its sender id, API
+/// key and server key, and its service-account keys with their ids and ages. An admin
+/// creates a key (its file is downloaded at once, and its private key kept nowhere else),
+/// rotates one (a new key, the old one revoked) or revokes one.
+struct CredentialRoutes {
+    let environment: HTTPEnvironment
+    /// The address the key files' `token_uri` points at.
+    let publicURL: String
+    var access: ProjectAccess { ProjectAccess(environment: environment) }
+
+    func register(on pages: RouterGroup<ConsoleRequestContext>) {
+        pages.get("projects/:project/credentials") { _, context in
+            try await page(try access.opened(context), status: nil)
+        }
+        pages.post("projects/:project/credentials/keys") { _, context in
+            try await download(try administered(context), revoking: nil, context)
+        }
+        pages.post("projects/:project/credentials/keys/:key/rotate") { _, context in
+            let opened = try administered(context)
+            return try await download(opened, revoking: try key(context, of: opened), context)
+        }
+        pages.post("projects/:project/credentials/keys/:key/revoke") { _, context in
+            let opened = try administered(context)
+            let key = try await key(context, of: opened)
+            let revoked = try await environment.store.revokeServiceAccountKey(id: key.id, at: environment.clock.now())
+            try await environment.directory.reload(from: environment.store, force: true)
+            context.logger.notice(
+                "console key revoked", metadata: ["user": "\(opened.user.name)", "key": "\(key.id)"])
+            return try await page(
+                opened, status: revoked ? "Key \(key.id) revoked." : "Key \(key.id) was revoked already.")
+        }
+    }
+
+    /// The opened project, when its user is an admin.
+    private func administered(_ context: ConsoleRequestContext) throws -> ProjectAccess.Opened {
+        let opened = try access.opened(context)
+        guard opened.user.isAdmin else {
+            throw ConsoleRefusal(
+                status: .forbidden, reason: "Only an admin may change a project's keys.", session: opened.session)
+        }
+        return opened
+    }
+
+    /// The project's key the path names.
+    private func key(_ context: ConsoleRequestContext, of opened: ProjectAccess.Opened) async throws
+        -> ServiceAccountKey
+    {
+        let id = try context.parameters.require("key")
+        guard let key = try await environment.store.serviceAccountKey(id: id), key.projectID == opened.project.id else {
+            throw ConsoleRefusal(
+                status: .notFound, reason: "\(opened.project.id) has no key \(id).", session: opened.session)
+        }
+        return key
+    }
+
+    /// Issues a key, revoking `revoking` after it, and answers with its file to download.
+    private func download(
+        _ opened: ProjectAccess.Opened, revoking: ServiceAccountKey?, _ context: ConsoleRequestContext
+    )
+        async throws -> Response
+    {
+        let now = environment.clock.now()
+        let (key, file) = try ServiceAccountKeyFile.issue(projectID: opened.project.id, publicURL: publicURL, now: now)
+        try await environment.store.addServiceAccountKey(key)
+        if let revoking { _ = try await environment.store.revokeServiceAccountKey(id: revoking.id, at: now) }
+        try await environment.directory.reload(from: environment.store, force: true)
+        context.logger.notice(
+            "console key created",
+            metadata: ["user": "\(opened.user.name)", "key": "\(key.id)", "revoked": "\(revoking?.id ?? "")"])
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        headers[.contentDisposition] = "attachment; filename=\"\(opened.project.id)-service-account.json\""
+        headers[.cacheControl] = "no-store"
+        headers[.xContentTypeOptions] = "nosniff"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: file.contents)))
+    }
+
+    private func page(_ opened: ProjectAccess.Opened, status: String?) async throws -> Response {
+        let project = opened.project
+        let now = environment.clock.now()
+        var values = opened.values("credentials", title: "Credentials")
+        values["status"] = status
+        values["sender"] = String(project.number)
+        values["apiKey"] = project.apiKey
+        values["serverKey"] = project.serverKey
+        values["keys"] = try await environment.store.serviceAccountKeys(projectID: project.id).map {
+            key -> [String: Any] in
+            [
+                "id": key.id, "email": key.clientEmail, "created": UTCTime.shown(key.createdAt),
+                "age": "\((now.milliseconds - key.createdAt.milliseconds) / 86_400_000) days",
+                "state": key.revokedAt.map { "revoked \(UTCTime.shown($0))" } ?? "active", "active": key.isActive,
+            ]
+        }
+        return ConsoleResponse.page("credentials", values)
+    }
+}

@@ -1,0 +1,52 @@
+import HTTPTypes
+import HeraldConsole
+import HeraldCore
+import HeraldStorage
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+import _CryptoExtras
+
+/// The credentials page: an admin's new key comes as a file whose key signs in at once,
+/// rotating revokes the old key, another project's key is not found, and other users may
+/// only look.
+@Suite struct ConsoleCredentialTests {
+    @Test func anAdminsNewKeyWorksAtOnceRotationRevokesAndOthersMayOnlyLook() async throws {
+        let server = try await ConsoleTests().serverWithAdmin()
+        let page = "/console/projects/test-project/credentials"
+        try await server.test { client in
+            var ada = ConsoleTests.Browser()
+            _ = try await ada.signIn(client, name: "ada", password: ConsoleTests.password)
+            let seen = String(buffer: try await ada.get(client, page).body)
+            #expect(seen.contains(server.project.serverKey) && seen.contains(server.key.id) && !seen.contains("Rotate"))
+            #expect(try await ada.post(client, page + "/keys", "csrf=\(ada.csrf)").status == .forbidden)
+
+            var root = ConsoleTests.Browser()
+            _ = try await root.signIn(client, name: "root", password: ConsoleTests.password)
+            _ = try await root.get(client, page)
+            #expect(try await root.post(client, page + "/keys", "").status == .forbidden)
+            let rotated = try await root.post(client, page + "/keys/\(server.key.id)/rotate", "csrf=\(root.csrf)")
+            #expect(rotated.status == .ok)
+            #expect(
+                rotated.headers[.contentDisposition] == "attachment; filename=\"test-project-service-account.json\"")
+            let file = try JSONParser.parse(Array(rotated.body.readableBytesView))
+            let keyID = try #require(file["private_key_id"]?.stringValue)
+            let pem = try #require(file["private_key"]?.stringValue)
+            let keys = try await server.store.serviceAccountKeys(projectID: "test-project")
+            #expect(keys.count == 2 && keys.first { $0.id == server.key.id }?.isActive == false)
+            #expect(keys.first { $0.id == keyID }?.isActive == true)
+            // The downloaded key signs in; the rotated one no longer does.
+            let signer = try _RSA.Signing.PrivateKey(pemRepresentation: pem)
+            let fresh = try server.assertion(keyID: keyID, signedWith: signer)
+            #expect(try await TestServer.exchange(fresh, client: client).status == .ok)
+            #expect(try await TestServer.exchange(try server.assertion(), client: client).status != .ok)
+            let other = try #require(try await server.store.serviceAccountKeys(projectID: "other-project").first)
+            let elsewhere = try await root.post(client, page + "/keys/\(other.id)/revoke", "csrf=\(root.csrf)")
+            #expect(elsewhere.status == .notFound)
+            #expect(try await server.store.serviceAccountKey(id: other.id)?.isActive == true)
+            let revoked = try await root.post(client, page + "/keys/\(keyID)/revoke", "csrf=\(root.csrf)")
+            #expect(revoked.status == .ok && String(buffer: revoked.body).contains("Key \(keyID) revoked."))
+        }
+    }
+}
