@@ -104,6 +104,14 @@ def test_a_console_user_signs_in_sends_to_a_topic_and_a_device_receives_it(heral
         assert line["data"] == {"source": "console", "campaign": "spring"}
         assert line["notification"]["title"] == "Spring sale"
 
+        # The message's page: what it was sent to, and its fanout reaching the one subscriber.
+        with page.expect_navigation():
+            page.get_by_role("link", name="Follow this message").click()
+        table = page.get_by_role("table", name="The message")
+        facts = dict(zip(table.get_by_role("rowheader").all_inner_texts(), table.get_by_role("cell").all_inner_texts()))
+        assert facts["Sent to"] == "topic console-news" and facts["Analytics label"] == "spring-sale"
+        assert facts["Fanout"] == "done; app instances reached: 1"
+
         # The reports page counts it accepted, and delivered once the device acknowledged it.
         today = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d")
         deadline = time.monotonic() + 10

@@ -69,7 +69,7 @@ struct ComposerRoutes {
             let id = try await send(request, project, target: "to")
             logger.info("console send", metadata: ["user": "\(opened.user.name)", "project": "\(project.id)"])
             page.status = "Sent: \(name(project, id))"
-            page.statusLink = ("/console/projects/\(project.id)/reports", "See the delivery reports")
+            page.statusLink = (MessageRoutes.address(project: project.id, messageID: id), "Follow this message")
         }
     }
 

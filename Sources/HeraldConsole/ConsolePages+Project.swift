@@ -197,6 +197,19 @@ extension ConsolePages {
         </section>
         {{> foot}}
         """,
+        "message": """
+        {{> head}}
+        {{> project-nav}}
+        <section aria-labelledby="find">
+        <h2 id="find">A message</h2>
+        <form method="get" action="/console/projects/{{project}}/messages">
+        <label for="id">Message id</label><input id="id" name="id" value="{{id}}" required>
+        <button type="submit">Show</button>
+        </form>
+        <table aria-label="The message"><tbody>{{#message}}<tr><th scope="row">{{name}}</th><td>{{value}}</td></tr>{{/message}}</tbody></table>
+        </section>
+        {{> foot}}
+        """,
         "reports": """
         {{> head}}
         {{> project-nav}}
@@ -213,6 +226,7 @@ extension ConsolePages {
         <tbody>{{#days}}<tr><th scope="row">{{day}}</th>{{#counts}}<td>{{count}}</td>{{/counts}}</tr>{{/days}}</tbody></table>
         {{^days}}<p>Nothing was sent in these days.</p>{{/days}}
         <p>Messages to a topic or a condition are counted accepted once, with no app; each device's delivery under its app.</p>
+        <p><a href="/console/projects/{{project}}/messages">Look a message up by its id</a></p>
         </section>
         {{> foot}}
         """,

@@ -12,6 +12,7 @@ struct ProjectPages {
         ComposerRoutes(environment: environment).register(on: pages)
         ScheduleRoutes(environment: environment).register(on: pages)
         ReportRoutes(environment: environment).register(on: pages)
+        MessageRoutes(environment: environment).register(on: pages)
         QuotaRoutes(environment: environment).register(on: pages)
         DeviceRoutes(environment: environment).register(on: pages)
         CredentialRoutes(environment: environment, publicURL: publicURL).register(on: pages)

@@ -24,4 +24,8 @@ public protocol FanoutStore: Sendable {
     /// Marks a queued job running with the devices it reaches first; a job already
     /// running keeps the ones it has. Answers the job's first devices.
     func startFanout(messageID: String, firstDevices: [UInt64]) async throws -> [UInt64]
+
+    /// The state of a message's fanout and how many app instances it reached so far; nil
+    /// when the message has none.
+    func fanoutProgress(messageID: String) async throws -> (state: FanoutJob.State, reached: Int)?
 }

@@ -14,6 +14,9 @@ public protocol StatsStore: Sendable {
     /// counted. Receipts go with their message.
     func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) async throws -> Bool
 
+    /// How many devices' receipts of each kind (impressions, opens) a stored message has.
+    func receiptCounts(messageID: String) async throws -> [DeliveryCounter: Int]
+
     /// A project's counters for days in `from...through`, with the messages of each key
     /// still queued; `appID` nil for every app.
     func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay) async throws

@@ -153,6 +153,25 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         let row = try await store.deliveryReport(projectID: "alpha-project", appID: "app", from: day, through: day)
         #expect(row.first?[.opened] == 2)
         #expect(row.first?[.impressions] == 1)
+        #expect(try await store.receiptCounts(messageID: "m1") == [.opened: 2, .impressions: 1])
+        #expect(try await store.receiptCounts(messageID: "m2").isEmpty)
+    }
+
+    @Test(arguments: Backend.allCases)
+    func aMessagesFanoutProgressIsKnownByItsId(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let job = FanoutJob(
+            messageID: "f1", projectID: "alpha-project", audience: .topic("news"), body: #"{"data":{"k":"v"}}"#,
+            createdAt: Timestamp(seconds: 5), expiresAt: Timestamp(seconds: 3605))
+        try await store.createFanout(sampleMessage("f1"), job: job, stats: [])
+        let progress = try await store.fanoutProgress(messageID: "f1")
+        #expect(progress?.state == .queued && progress?.reached == 0)
+        _ = try await store.startFanout(messageID: "f1", firstDevices: [])
+        try await store.storeFanoutPage(
+            messageID: "f1", queue: [], firstDone: 0, cursor: "", reached: 3, done: true, limits: .unlimited, stats: [])
+        let done = try await store.fanoutProgress(messageID: "f1")
+        #expect(done?.state == .done && done?.reached == 3)
+        #expect(try await store.fanoutProgress(messageID: "m1") == nil)
     }
 
     @Test(arguments: Backend.allCases)

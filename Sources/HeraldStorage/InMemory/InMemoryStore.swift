@@ -330,6 +330,20 @@ public actor InMemoryStore: HeraldStore {
         fanouts[job.messageID] = job
     }
 
+    public func fanoutProgress(messageID: String) -> (state: FanoutJob.State, reached: Int)? {
+        fanouts[messageID].map { ($0.state, $0.delivered) }
+    }
+
+    public func receiptCounts(messageID: String) -> [DeliveryCounter: Int] {
+        var counts: [DeliveryCounter: Int] = [:]
+        for receipt in receipts where receipt.hasPrefix(messageID + " ") {
+            if let counter = receipt.split(separator: " ").last.flatMap({ DeliveryCounter(rawValue: String($0)) }) {
+                counts[counter, default: 0] += 1
+            }
+        }
+        return counts
+    }
+
     public func unfinishedFanouts() -> [FanoutJob] {
         fanouts.values.filter { $0.state != .done }.sorted {
             ($0.createdAt, $0.messageID) < ($1.createdAt, $1.messageID)

@@ -25,6 +25,13 @@ extension PostgresStore {
     }
 
     /// The unfinished jobs this node has claimed.
+    public func fanoutProgress(messageID: String) async throws -> (state: FanoutJob.State, reached: Int)? {
+        try await rows("SELECT state, delivered FROM fanouts WHERE message_id = \(messageID)").first.map { row in
+            let (state, reached) = try row.decode((String, Int).self)
+            return (FanoutJob.State(rawValue: state) ?? .queued, reached)
+        }
+    }
+
     public func unfinishedFanouts() async throws -> [FanoutJob] {
         try await rows(
             """

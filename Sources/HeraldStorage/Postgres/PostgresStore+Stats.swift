@@ -57,6 +57,14 @@ extension PostgresStore {
             """
     }
 
+    public func receiptCounts(messageID: String) async throws -> [DeliveryCounter: Int] {
+        try await rows("SELECT counter, COUNT(*) FROM receipts WHERE message_id = \(messageID) GROUP BY counter")
+            .reduce(into: [:]) { counts, row in
+                let (counter, count) = try row.decode((String, Int64).self)
+                if let counter = DeliveryCounter(rawValue: counter) { counts[counter] = Int(count) }
+            }
+    }
+
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
         async throws -> [DeliveryReportRow]
     {

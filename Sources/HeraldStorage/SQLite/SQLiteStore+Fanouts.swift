@@ -23,6 +23,14 @@ extension SQLiteStore {
         }
     }
 
+    public func fanoutProgress(messageID: String) async throws -> (state: FanoutJob.State, reached: Int)? {
+        try read { db in
+            try db.fetchAllCached(
+                sql: "SELECT state, delivered FROM fanouts WHERE message_id = ?", arguments: [messageID]
+            ) { row in (FanoutJob.State(rawValue: row.text(0)) ?? .queued, Int(row.int64(1))) }.first
+        }
+    }
+
     public func unfinishedFanouts() async throws -> [FanoutJob] {
         try read { db in
             try Row.fetchAll(

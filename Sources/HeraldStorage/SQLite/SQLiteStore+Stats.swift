@@ -19,6 +19,16 @@ extension SQLiteStore {
         }
     }
 
+    public func receiptCounts(messageID: String) async throws -> [DeliveryCounter: Int] {
+        try read { db in
+            try db.fetchAllCached(
+                sql: "SELECT counter, COUNT(*) FROM receipts WHERE message_id = ? GROUP BY counter",
+                arguments: [messageID]
+            ) { row in (DeliveryCounter(rawValue: row.text(0)), Int(row.int64(1))) }
+            .reduce(into: [:]) { counts, pair in if let counter = pair.0 { counts[counter] = pair.1 } }
+        }
+    }
+
     public func deliveryReport(projectID: String, appID: String?, from: CalendarDay, through: CalendarDay)
         async throws -> [DeliveryReportRow]
     {
