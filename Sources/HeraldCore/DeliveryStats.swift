@@ -83,6 +83,17 @@ public struct CalendarDay: Sendable, Hashable, Comparable, CustomStringConvertib
         year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
     }
 
+    /// Days from 1970-01-01 to this day (the inverse of `init(_:)`).
+    public var daysSince1970: Int64 {
+        let year = Int64(month <= 2 ? self.year - 1 : self.year)
+        let era = (year >= 0 ? year : year - 399) / 400
+        let yearOfEra = year - era * 400
+        let monthPrime = Int64(month > 2 ? month - 3 : month + 9)
+        let dayOfYear = (153 * monthPrime + 2) / 5 + Int64(day) - 1
+        let dayOfEra = yearOfEra * 365 + yearOfEra / 4 - yearOfEra / 100 + dayOfYear
+        return era * 146_097 + dayOfEra - 719_468
+    }
+
     /// Parses `YYYY-MM-DD`.
     public init?(_ text: some StringProtocol) {
         let parts = text.split(separator: "-")

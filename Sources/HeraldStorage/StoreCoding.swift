@@ -62,11 +62,12 @@ enum StoreCoding {
         var value: Int
     }
 
-    /// One queued message, as the delivery report counts it.
+    /// The messages still queued of one day (days since 1970, UTC), app and label.
     struct PendingRow {
-        var createdAt: Timestamp
+        var day: Int64
         var appID: String
         var label: String
+        var count: Int
     }
 
     /// A delivery report from a project's counter rows and its still-queued messages, for
@@ -81,9 +82,11 @@ enum StoreCoding {
         }
         var pending: [DeliveryStatKey: Int] = [:]
         for row in queued {
-            let key = DeliveryStatKey(projectID: projectID, at: row.createdAt, appID: row.appID, label: row.label)
+            let key = DeliveryStatKey(
+                projectID: projectID, at: Timestamp(milliseconds: row.day * 86_400_000), appID: row.appID,
+                label: row.label)
             guard let day = CalendarDay(key.day), from <= day, day <= through else { continue }
-            pending[key, default: 0] += 1
+            pending[key, default: 0] += row.count
         }
         return Set(counts.keys).union(pending.keys)
             .sorted { ($0.day, $0.appID, $0.label) < ($1.day, $1.appID, $1.label) }

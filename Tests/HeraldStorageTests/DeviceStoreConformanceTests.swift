@@ -174,6 +174,40 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         #expect(try await store.fanoutProgress(messageID: "m1") == nil)
     }
 
+    /// L7: pending is what is still queued, per day, app and label, whichever way an entry leaves.
+    @Test(arguments: Backend.allCases)
+    func L7_pendingCountsWhatIsStillQueuedPerDayAppAndLabel(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        func entry(_ id: String, day: Int64, label: String = "spring", expires: Int64 = 900_000) -> QueuedMessage {
+            var entry = queued(id, expires: expires)
+            entry.createdAt = Timestamp(seconds: day * 86_400 + 100)
+            entry.appID = "app"
+            entry.analyticsLabel = label
+            return entry
+        }
+        try await store.appendMessages(
+            [],
+            queue: [
+                entry("a", day: 1), entry("b", day: 1), entry("c", day: 1, label: ""),
+                entry("d", day: 2, expires: 86_400 * 2 + 200),
+            ])
+        func pending() async throws -> [String: Int] {
+            let rows = try await store.deliveryReport(
+                projectID: "alpha-project", appID: nil, from: CalendarDay(Timestamp(seconds: 0)),
+                through: CalendarDay(Timestamp(seconds: 10 * 86_400)))
+            return rows.reduce(into: [:]) { $0["\($1.key.day) \($1.key.label)"] = $1.pending }
+        }
+        #expect(try await pending() == ["1970-01-02 spring": 2, "1970-01-02 ": 1, "1970-01-03 spring": 1])
+        try await store.acknowledge(androidID: 42, persistentIDs: ["a"])
+        _ = try await store.deleteExpired(now: Timestamp(seconds: 86_400 * 2 + 300), limit: 10)
+        let left = try await pending()
+        #expect(left["1970-01-02 spring"] == 1 && left["1970-01-02 "] == 1 && (left["1970-01-03 spring"] ?? 0) == 0)
+        let narrow = try await store.deliveryReport(
+            projectID: "alpha-project", appID: "app", from: CalendarDay(Timestamp(seconds: 86_400)),
+            through: CalendarDay(Timestamp(seconds: 86_400)))
+        #expect(narrow.reduce(0) { $0 + $1.pending } == 2)
+    }
+
     @Test(arguments: Backend.allCases)
     func L4_queuedMessagesComeBackInOrderUntilAcknowledged(_ backend: Backend) async throws {
         let store = try await prepared(backend)

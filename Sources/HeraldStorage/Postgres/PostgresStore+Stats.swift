@@ -79,14 +79,18 @@ extension PostgresStore {
             let (day, app, label, counter, value) = try row.decode((String, String, String, String, Int).self)
             return StoreCoding.CounterRow(day: day, appID: app, label: label, counter: counter, value: value)
         }
+        // Counted in the database, a row per day, app and label, not a row per message.
         let queued = try await rows(
             """
-            SELECT created_at, app_id, analytics_label FROM device_queue
+            SELECT created_at / 86400000, app_id, analytics_label, COUNT(*) FROM device_queue
             WHERE project_id = \(projectID) AND deleted_count = 0 AND (\(appID)::text IS NULL OR app_id = \(appID))
+                AND created_at >= \(from.daysSince1970 * 86_400_000)
+                AND created_at < \((through.daysSince1970 + 1) * 86_400_000)
+            GROUP BY 1, 2, 3
             """
         ).map { row in
-            let (created, app, label) = try row.decode((Int64, String, String).self)
-            return StoreCoding.PendingRow(createdAt: Timestamp(milliseconds: created), appID: app, label: label)
+            let (day, app, label, count) = try row.decode((Int64, String, String, Int64).self)
+            return StoreCoding.PendingRow(day: day, appID: app, label: label, count: Int(count))
         }
         return StoreCoding.report(
             projectID: projectID, counters: counters, queued: queued, from: from, through: through)

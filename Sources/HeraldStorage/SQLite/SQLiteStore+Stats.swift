@@ -45,11 +45,12 @@ extension SQLiteStore {
             let queued = try Row.fetchAll(
                 cached: db,
                 sql: """
-                    SELECT created_at, app_id, analytics_label FROM device_queue
-                    WHERE project_id = ? AND deleted_count = 0 \(appID == nil ? "" : "AND app_id = ?")
+                    SELECT day, app_id, label, value FROM pending_counts
+                    WHERE project_id = ? AND day >= ? AND day <= ? AND value > 0 \(appID == nil ? "" : "AND app_id = ?")
                     """,
-                arguments: StatementArguments([projectID] + (appID.map { [$0] } ?? []))
-            ).map { StoreCoding.PendingRow(createdAt: Timestamp(milliseconds: $0[0]), appID: $0[1], label: $0[2]) }
+                arguments: [projectID, from.daysSince1970, through.daysSince1970]
+                    + StatementArguments(appID.map { [$0] } ?? [])
+            ).map { StoreCoding.PendingRow(day: $0[0], appID: $0[1], label: $0[2], count: $0[3]) }
             return StoreCoding.report(
                 projectID: projectID, counters: counters, queued: queued, from: from, through: through)
         }
