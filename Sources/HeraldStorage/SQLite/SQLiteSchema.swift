@@ -379,8 +379,8 @@ extension SQLiteStore {
         }
         migrator.registerMigration("v18-pending-counts") { db in
             // The messages still queued per project, day (of acceptance, days since 1970),
-            // app and label, kept by triggers on every insert and delete of a queue row, so
-            // that a delivery report reads a few rows instead of the whole queue.
+            // app and label, kept in the transactions that store and delete queue rows
+            // (`PendingCounts`), so that a delivery report reads a few rows, not the queue.
             try db.execute(
                 sql: """
                     CREATE TABLE pending_counts (
@@ -395,20 +395,6 @@ extension SQLiteStore {
                         SELECT project_id, created_at / 86400000, app_id, analytics_label, COUNT(*) FROM device_queue
                         WHERE project_id IS NOT NULL AND deleted_count = 0
                         GROUP BY project_id, created_at / 86400000, app_id, analytics_label;
-                    CREATE TRIGGER device_queue_pending_added AFTER INSERT ON device_queue
-                    WHEN NEW.project_id IS NOT NULL AND NEW.deleted_count = 0
-                    BEGIN
-                        INSERT INTO pending_counts (project_id, day, app_id, label, value)
-                        VALUES (NEW.project_id, NEW.created_at / 86400000, NEW.app_id, NEW.analytics_label, 1)
-                        ON CONFLICT (project_id, day, app_id, label) DO UPDATE SET value = value + 1;
-                    END;
-                    CREATE TRIGGER device_queue_pending_removed AFTER DELETE ON device_queue
-                    WHEN OLD.project_id IS NOT NULL AND OLD.deleted_count = 0
-                    BEGIN
-                        UPDATE pending_counts SET value = value - 1
-                        WHERE project_id = OLD.project_id AND day = OLD.created_at / 86400000 AND app_id = OLD.app_id
-                            AND label = OLD.analytics_label;
-                    END;
                     """)
         }
         return migrator

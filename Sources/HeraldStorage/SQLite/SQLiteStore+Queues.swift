@@ -47,9 +47,19 @@ extension SQLiteStore {
         }
         let plan = try QueueBatchPlan(
             storing: queue, current: current, taken: taken, limits: limits, stats: stats)
-        if !plan.deletes.isEmpty {
-            let delete = try db.cachedStatement(sql: "DELETE FROM device_queue WHERE sequence = ?")
-            for sequence in plan.deletes { try delete.execute(arguments: [sequence]) }
+        var pending = PendingCounts()
+        for sequence in plan.deletes {
+            try db.forEachCached(
+                sql: """
+                    DELETE FROM device_queue WHERE sequence = ?
+                    RETURNING COALESCE(project_id, ''), created_at, app_id, analytics_label, deleted_count
+                    """,
+                arguments: [sequence]
+            ) { row in
+                pending.add(
+                    -1, projectID: row.text(0), createdAt: row.int64(1), appID: row.text(2), label: row.text(3),
+                    deletedCount: row.int64(4))
+            }
         }
         var shared = SharedStanzas(plan.inserts)
         var sequences: [Int64] = []
@@ -57,7 +67,11 @@ extension SQLiteStore {
         for index in plan.inserts.indices {
             let row = plan.inserts[index]
             sequences.append(try insert(row, stanzaID: shared.id(of: row.stanza, db), db))
+            pending.add(
+                1, projectID: row.projectID, createdAt: row.createdAt.milliseconds, appID: row.appID,
+                label: row.analyticsLabel, deletedCount: Int64(row.deletedCount))
         }
+        try pending.write(db)
         return (plan.enqueued(sequences: sequences), plan.stats)
     }
 
@@ -71,6 +85,7 @@ extension SQLiteStore {
         var messages: [DeliveryStatKey] = []
         var receipts: [UpstreamMessage] = []
         var pushReceipts: [PushReceipt] = []
+        var pending = PendingCounts()
         try db.forEachCached(
             sql: """
                 DELETE FROM device_queue WHERE \(condition)
@@ -80,6 +95,9 @@ extension SQLiteStore {
             arguments: arguments
         ) { row in
             count += 1
+            pending.add(
+                -1, projectID: row.text(0), createdAt: row.int64(1), appID: row.text(2), label: row.text(3),
+                deletedCount: row.int64(4))
             if row.int64(4) == 0 {
                 messages.append(
                     DeliveryStatKey(
@@ -100,6 +118,7 @@ extension SQLiteStore {
                         category: row.text(2), androidID: UInt64(bitPattern: row.int64(7)), at: SystemClock().now()))
             }
         }
+        try pending.write(db)
         return (count, messages, receipts, pushReceipts)
     }
 
