@@ -91,10 +91,7 @@ struct ComposerRoutes {
 
     private func send(_ request: SendRequest, _ project: Project, target: String) async throws -> String {
         do {
-            guard !request.validateOnly else { return try await environment.dispatcher.send(request, project: project) }
-            return try await environment.admittingDownstream(project, surface: "console") {
-                try await environment.dispatcher.send(request, project: project)
-            }
+            return try await environment.consoleSend(request, project: project)
         } catch let error as HeraldError {
             throw ComposerFieldError(error, target: target)
         }

@@ -57,9 +57,7 @@ public struct ScheduledSender: Service {
                 throw HeraldError.notFound("The project \(scheduled.projectID) no longer exists.")
             }
             let request = try SendRequest.decode(Array(scheduled.body.utf8), limits: project.settings.message)
-            let id = try await environment.admittingDownstream(project, surface: "console") {
-                try await environment.dispatcher.send(request, project: project, messageID: scheduled.messageID)
-            }
+            let id = try await environment.consoleSend(request, project: project, messageID: scheduled.messageID)
             try await store.finishScheduledSend(id: scheduled.id, state: .sent, outcome: name(project.id, id))
             environment.logger.info(
                 "scheduled send sent", metadata: ["project": "\(project.id)", "scheduled": "\(scheduled.id)"])

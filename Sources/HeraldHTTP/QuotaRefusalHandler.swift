@@ -41,8 +41,7 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         switch unwrapInboundIn(data) {
         case .head(let head):
             if passedOn == 0, let refusal = refusalOrPassingOn(head) {
-                let project = Self.sendProject(head.path).flatMap { environment.directory.project(named: String($0)) }
-                self.refusal = (refusal, project?.id ?? "")
+                self.refusal = refusal
                 return
             }
             passedOn += 1
@@ -83,9 +82,10 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         environment.quotas.endPassedOn(projectID: project)
     }
 
-    /// The quota error of a send the router would refuse with it, when that is known now;
-    /// otherwise nil, and a send checked that fits is marked as on its way to the route.
-    private func refusalOrPassingOn(_ head: HTTPRequest) -> HeraldError? {
+    /// The quota error of a send the router would refuse with it, and its project, when that
+    /// is known now; otherwise nil, and a send checked that fits is marked as on its way to
+    /// the route.
+    private func refusalOrPassingOn(_ head: HTTPRequest) -> (error: HeraldError, projectID: String)? {
         guard head.method == .post, let projectName = Self.sendProject(head.path),
             head.headerFields[.expect] == nil,
             head.headerFields[.connection]?.lowercased().contains("close") != true
@@ -96,7 +96,7 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
             let project = environment.authenticator.authorizeWithoutWaiting(
                 authorization: head.headerFields[.authorization], projectName: projectName)
         else { return nil }
-        if let refusal = environment.quotas.passOnDownstream(project, now: now) { return refusal }
+        if let refusal = environment.quotas.passOnDownstream(project, now: now) { return (refusal, project.id) }
         onItsWay = project.id
         return nil
     }
