@@ -35,8 +35,7 @@ public enum MCSClientChannel {
             try channel.pipeline.syncOperations.addHandler(
                 NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
         }
-        try channel.pipeline.syncOperations.addHandler(
-            ByteToMessageHandler(MCSFrameDecoderHandler(expectsVersion: true)))
-        try channel.pipeline.syncOperations.addHandler(MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
+        try channel.pipeline.syncOperations.addHandler(MCSFrameDecoderHandler(expectsVersion: true))
+        try channel.pipeline.syncOperations.addHandler(MCSFrameEncoderHandler(sendsVersion: true))
     }
 }

@@ -144,9 +144,8 @@ public final class DeviceGateway: Sendable {
 
     private func addSession(to pipeline: ChannelPipeline.SynchronousOperations) throws {
         try pipeline.addHandler(
-            ByteToMessageHandler(
-                MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: configuration.maximumFrameBytes)))
-        try pipeline.addHandler(MessageToByteHandler(MCSFrameEncoderHandler(sendsVersion: true)))
+            MCSFrameDecoderHandler(expectsVersion: true, maximumPayloadBytes: configuration.maximumFrameBytes))
+        try pipeline.addHandler(MCSFrameEncoderHandler(sendsVersion: true))
         try pipeline.addHandler(SessionHandler(gateway: self))
     }
 
@@ -272,6 +271,11 @@ public final class DeviceGateway: Sendable {
         /// Takes an event now, or after the store read under way.
         func handle(_ event: Event) {
             guard !closed else { return }
+            if case .tick = event, !busy, actions.isEmpty, waiting.isEmpty {
+                // Once a second an idle session lets go of its queues' storage.
+                actions = []
+                waiting = []
+            }
             if busy || !actions.isEmpty {
                 guard waiting.count < Self.maximumWaiting else {
                     if case .frame = event {

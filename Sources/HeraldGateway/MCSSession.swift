@@ -131,6 +131,8 @@ public struct MCSSession: Sendable {
     /// The store answered the login check.
     public mutating func authenticated(_ accepted: Bool, now: Timestamp) -> [Action] {
         guard phase == .authenticating, let login else { return [] }
+        // Nothing of the request is needed once it is answered; an idle connection should not keep it.
+        self.login = nil
         var response = McsProto_LoginResponse()
         response.id = login.id
         guard accepted, let androidID = UInt64(login.user) else {
@@ -381,6 +383,8 @@ public struct MCSSession: Sendable {
                 return fail("bad-request", "malformed SelectiveAck")
             }
             for id in ack.id { inFlight[id] = nil }
+            // All acknowledged: let the table's storage go while the connection idles.
+            if inFlight.isEmpty { inFlight = [:] }
             recentlyAcknowledged.append(contentsOf: ack.id)
             if recentlyAcknowledged.count > Self.rememberedAcknowledgements {
                 recentlyAcknowledged.removeFirst(recentlyAcknowledged.count - Self.rememberedAcknowledgements)

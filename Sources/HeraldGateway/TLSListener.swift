@@ -5,6 +5,9 @@ public import NIOSSL
 /// A TCP listener for long-lived connections: TLS from the first byte when `tls` is set,
 /// no Nagle delay, and `handlers` adding the protocol's own handlers to each connection.
 public enum TLSListener {
+    /// Receive buffers from 256 bytes, growing up to 64 KiB for larger reads.
+    static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536)
+
     public static func bind(
         host: String, port: Int, tls: NIOSSLContext?, backlog: Int32,
         handlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
@@ -13,6 +16,10 @@ public enum TLSListener {
             .serverChannelOption(.backlog, value: backlog)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            // A connection keeps its receive buffer between reads; NIO's default starts at
+            // 2 KiB. Frames from devices are mostly a few hundred bytes, and the buffer grows
+            // for larger reads, so starting small saves most of it on every idle connection.
+            .childChannelOption(.recvAllocator, value: Self.receiveBuffers)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {

@@ -81,7 +81,8 @@ public struct MCSFrameDecoder: Sendable {
         let payload = Array(buffer[index..<index + Int(length)])
         start = index + Int(length)
         if start == buffer.count {
-            buffer.removeAll(keepingCapacity: buffer.capacity <= 8192)
+            // Every byte is a frame now: let the storage go, so an idle connection holds none.
+            buffer = []
             start = 0
         }
         return MCSFrame(tag: tag, payload: payload)

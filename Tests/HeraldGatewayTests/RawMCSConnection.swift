@@ -29,8 +29,7 @@ final class RawMCSConnection {
                         try channel.pipeline.syncOperations.addHandler(
                             NIOSSLClientHandler(context: context, serverHostname: nil))
                     }
-                    try channel.pipeline.syncOperations.addHandler(
-                        ByteToMessageHandler(MCSFrameDecoderHandler(expectsVersion: true)))
+                    try channel.pipeline.syncOperations.addHandler(MCSFrameDecoderHandler(expectsVersion: true))
                     return try NIOAsyncChannel<MCSFrame, ByteBuffer>(wrappingChannelSynchronously: channel)
                 }
             }
