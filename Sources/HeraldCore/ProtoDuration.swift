@@ -3,27 +3,28 @@ public enum ProtoDuration {
     /// The whole seconds of a duration string (the fraction is rounded down), or nil when
     /// the string is not a duration. Negative durations parse as negative seconds.
     public static func parseSeconds(_ text: String) -> Int64? {
-        var body = Substring(text)
-        guard body.hasSuffix("s") else { return nil }
-        body = body.dropLast()
-        var negative = false
-        if body.hasPrefix("-") {
-            negative = true
-            body = body.dropFirst()
+        // Read as UTF-8 bytes: every valid character is ASCII, and this runs for every TTL sent.
+        var utf8 = text.utf8[...]
+        guard utf8.popLast() == UInt8(ascii: "s") else { return nil }
+        let negative = utf8.first == UInt8(ascii: "-")
+        if negative { utf8 = utf8.dropFirst() }
+        var seconds: Int64 = 0
+        var wholeDigits = 0
+        while let byte = utf8.first, byte != UInt8(ascii: ".") {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), wholeDigits < 12 else { return nil }
+            seconds = seconds * 10 + Int64(byte - UInt8(ascii: "0"))
+            wholeDigits += 1
+            utf8 = utf8.dropFirst()
         }
-        let parts = body.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard let whole = parts.first, !whole.isEmpty, whole.count <= 12,
-            whole.allSatisfy({ $0.isASCII && $0.isNumber })
-        else { return nil }
+        guard wholeDigits > 0 else { return nil }
         var hasFraction = false
-        if parts.count == 2 {
-            let fraction = parts[1]
-            guard !fraction.isEmpty, fraction.count <= 9, fraction.allSatisfy({ $0.isASCII && $0.isNumber }) else {
-                return nil
-            }
-            hasFraction = fraction.contains { $0 != "0" }
+        if utf8.popFirst() != nil {
+            // After the point: 1 to 9 digits.
+            guard (1...9).contains(utf8.count),
+                utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") })
+            else { return nil }
+            hasFraction = utf8.contains { $0 != UInt8(ascii: "0") }
         }
-        guard let seconds = Int64(whole) else { return nil }
         // Rounded down: -0.5s is -1 second.
         return negative ? -seconds - (hasFraction ? 1 : 0) : seconds
     }

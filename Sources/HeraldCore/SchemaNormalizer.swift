@@ -5,49 +5,62 @@ public enum SchemaNormalizer {
     public static func normalize(_ value: JSONValue, as schema: ObjectSchema, path: String) throws(HeraldError)
         -> JSONValue
     {
+        try normalize(value, as: schema, path: { path })
+    }
+
+    /// Paths are made only for an error message, so a valid message builds none: each level
+    /// passes a closure that makes its path from its parent's.
+    private static func normalize(_ value: JSONValue, as schema: ObjectSchema, path: () -> String)
+        throws(HeraldError) -> JSONValue
+    {
         guard let members = value.objectMembers else {
-            throw invalidValue(at: path, type: "TYPE_MESSAGE", value)
+            throw invalidValue(at: path(), type: "TYPE_MESSAGE", value)
         }
         var output: [(key: String, value: JSONValue)] = []
         output.reserveCapacity(members.count)
-        var seen: Set<String> = []
         for member in members {
             let name = protoName(member.key)
             guard let type = schema.fields[name] else {
                 let text =
-                    "Invalid JSON payload received. Unknown name \"\(member.key)\" at '\(path)': Cannot find field."
-                throw HeraldError.invalidField(path, text)
+                    "Invalid JSON payload received. Unknown name \"\(member.key)\" at '\(path())': Cannot find field."
+                throw HeraldError.invalidField(path(), text)
             }
             if case .null = member.value { continue }
-            guard seen.insert(name).inserted else {
+            // A schema has a few dozen fields at most, so a scan finds a repeated one.
+            guard !output.contains(where: { $0.key == name }) else {
                 throw HeraldError.invalidField(
-                    path, "Invalid JSON payload received. Duplicate field \"\(member.key)\" at '\(path)'.")
+                    path(), "Invalid JSON payload received. Duplicate field \"\(member.key)\" at '\(path())'.")
             }
-            let normalized = try normalize(member.value, as: type, path: path.isEmpty ? name : "\(path).\(name)")
+            let normalized = try normalize(
+                member.value, as: type,
+                path: {
+                    let parent = path()
+                    return parent.isEmpty ? name : "\(parent).\(name)"
+                })
             output.append((key: name, value: normalized))
         }
         return .object(output)
     }
 
-    private static func normalize(_ value: JSONValue, as type: FieldType, path: String) throws(HeraldError)
+    private static func normalize(_ value: JSONValue, as type: FieldType, path: () -> String) throws(HeraldError)
         -> JSONValue
     {
         switch type {
         case .string:
-            guard case .string = value else { throw invalidValue(at: path, type: "TYPE_STRING", value) }
+            guard case .string = value else { throw invalidValue(at: path(), type: "TYPE_STRING", value) }
             return value
         case .bool:
-            guard case .bool = value else { throw invalidValue(at: path, type: "TYPE_BOOL", value) }
+            guard case .bool = value else { throw invalidValue(at: path(), type: "TYPE_BOOL", value) }
             return value
         case .number:
             switch value {
             case .number: return value
             case .string(let text):
                 guard let number = Double(text), number.isFinite else {
-                    throw invalidValue(at: path, type: "TYPE_FLOAT", value)
+                    throw invalidValue(at: path(), type: "TYPE_FLOAT", value)
                 }
                 return .number(number)
-            default: throw invalidValue(at: path, type: "TYPE_FLOAT", value)
+            default: throw invalidValue(at: path(), type: "TYPE_FLOAT", value)
             }
         case .int32:
             let number: Double?
@@ -58,21 +71,21 @@ public enum SchemaNormalizer {
             }
             guard let number, number.rounded(.towardZero) == number, number >= Double(Int32.min),
                 number <= Double(Int32.max)
-            else { throw invalidValue(at: path, type: "TYPE_INT32", value) }
+            else { throw invalidValue(at: path(), type: "TYPE_INT32", value) }
             return .number(number)
         case .duration:
             guard case .string(let text) = value, let seconds = ProtoDuration.parseSeconds(text) else {
                 throw HeraldError.invalidField(
-                    path,
-                    "Invalid value at '\(path)' (type.googleapis.com/google.protobuf.Duration), \(value.rendered): "
+                    path(),
+                    "Invalid value at '\(path())' (type.googleapis.com/google.protobuf.Duration), \(value.rendered): "
                         + "a duration is a number of seconds with an 's' suffix, such as \"3.5s\"")
             }
             return .string(ProtoDuration.format(seconds: seconds))
         case .timestamp:
             guard case .string(let text) = value, RFC3339.isValid(text) else {
                 throw HeraldError.invalidField(
-                    path,
-                    "Invalid value at '\(path)' (type.googleapis.com/google.protobuf.Timestamp), \(value.rendered)")
+                    path(),
+                    "Invalid value at '\(path())' (type.googleapis.com/google.protobuf.Timestamp), \(value.rendered)")
             }
             return value
         case .enumeration(let typeName, let names):
@@ -81,29 +94,29 @@ public enum SchemaNormalizer {
                 let upper = text.uppercased()
                 guard names.contains(upper) else {
                     throw HeraldError.invalidField(
-                        path, "Invalid value at '\(path)' (type.googleapis.com/\(typeName)), \(value.rendered)")
+                        path(), "Invalid value at '\(path())' (type.googleapis.com/\(typeName)), \(value.rendered)")
                 }
                 return .string(upper)
             case .number(let n):
                 guard n.rounded(.towardZero) == n, n >= 0, Int(n) < names.count else {
                     throw HeraldError.invalidField(
-                        path, "Invalid value at '\(path)' (type.googleapis.com/\(typeName)), \(value.rendered)")
+                        path(), "Invalid value at '\(path())' (type.googleapis.com/\(typeName)), \(value.rendered)")
                 }
                 return .string(names[Int(n)])
             default:
                 throw HeraldError.invalidField(
-                    path, "Invalid value at '\(path)' (type.googleapis.com/\(typeName)), \(value.rendered)")
+                    path(), "Invalid value at '\(path())' (type.googleapis.com/\(typeName)), \(value.rendered)")
             }
         case .stringMap:
-            guard let members = value.objectMembers else { throw invalidValue(at: path, type: "TYPE_MESSAGE", value) }
+            guard let members = value.objectMembers else { throw invalidValue(at: path(), type: "TYPE_MESSAGE", value) }
             var output: [(key: String, value: JSONValue)] = []
             var seen: Set<String> = []
             for (index, member) in members.enumerated() {
                 guard case .string = member.value else {
-                    throw invalidValue(at: "\(path)[\(index)].value", type: "TYPE_STRING", member.value)
+                    throw invalidValue(at: "\(path())[\(index)].value", type: "TYPE_STRING", member.value)
                 }
                 guard seen.insert(member.key).inserted else {
-                    throw HeraldError.invalidField(path, "Duplicate map key \"\(member.key)\" at '\(path)'.")
+                    throw HeraldError.invalidField(path(), "Duplicate map key \"\(member.key)\" at '\(path())'.")
                 }
                 output.append(member)
             }
@@ -111,16 +124,16 @@ public enum SchemaNormalizer {
         case .object(let schema):
             return try normalize(value, as: schema, path: path)
         case .array(let elementType):
-            guard let elements = value.arrayElements else { throw invalidValue(at: path, type: "TYPE_LIST", value) }
+            guard let elements = value.arrayElements else { throw invalidValue(at: path(), type: "TYPE_LIST", value) }
             var output: [JSONValue] = []
             output.reserveCapacity(elements.count)
             for (index, element) in elements.enumerated() {
-                output.append(try normalize(element, as: elementType, path: "\(path)[\(index)]"))
+                output.append(try normalize(element, as: elementType, path: { "\(path())[\(index)]" }))
             }
             return .array(output)
         case .freeform:
             guard case .object = value else {
-                throw invalidValue(at: path, type: "type.googleapis.com/google.protobuf.Struct", value)
+                throw invalidValue(at: path(), type: "type.googleapis.com/google.protobuf.Struct", value)
             }
             return value
         }

@@ -19,10 +19,10 @@ public struct EscapingLogHandler: LogHandler {
         set { inner.metadataProvider = newValue }
     }
 
-    public var metadata: Logger.Metadata {
-        get { inner.metadata }
-        set { inner.metadata = newValue }
-    }
+    /// The logger's own metadata, kept here and handed to `inner` with each event: setting a
+    /// key (the HTTP server does so for every request) then costs a dictionary write, where
+    /// some handlers re-render all their metadata on each change.
+    public var metadata: Logger.Metadata = [:]
 
     public var logLevel: Logger.Level {
         get { inner.logLevel }
@@ -30,14 +30,15 @@ public struct EscapingLogHandler: LogHandler {
     }
 
     public subscript(metadataKey key: String) -> Logger.Metadata.Value? {
-        get { inner[metadataKey: key] }
-        set { inner[metadataKey: key] = newValue }
+        get { metadata[key] }
+        set { metadata[key] = newValue }
     }
 
     public func log(event: LogEvent) {
         var event = event
         event.message = Logger.Message(stringLiteral: Self.escaped(event.message.description))
-        event.metadata = event.metadata?.mapValues { escaped($0) }
+        let merged = metadata.isEmpty ? event.metadata : metadata.merging(event.metadata ?? [:]) { $1 }
+        event.metadata = merged?.mapValues { escaped($0) }
         inner.log(event: event)
     }
 

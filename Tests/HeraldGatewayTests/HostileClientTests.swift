@@ -141,11 +141,14 @@ import Testing
         let lines = LogLines()
         var logger = Logger(label: "hostile") { _ in EscapingLogHandler(wrapping: CapturingLogHandler(lines: lines)) }
         logger.logLevel = .debug
+        // The logger's own metadata (as the HTTP server sets per request) is escaped too.
+        logger[metadataKey: "request"] = "r\nforged"
         logger.info("registered", metadata: ["app": "x\ncritical: forged\u{1B}[0m"])
         let logged = lines.all.joined()
         #expect(!logged.contains("\n"))
         #expect(!logged.contains("\u{1B}"))
         #expect(logged.contains(#"x\ncritical: forged\u{1B}[0m"#))
+        #expect(logged.contains(#"r\nforged"#))
     }
 }
 
