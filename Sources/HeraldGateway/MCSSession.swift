@@ -77,7 +77,7 @@ public struct MCSSession: Sendable {
     private var heldUntil: Timestamp?
     /// Ids acknowledged lately, oldest first: a queue read that runs before their deletion
     /// is committed skips them.
-    private var recentlyAcknowledged: [String] = []
+    private var recentlyAcknowledged = RecentIDs(capacity: rememberedAcknowledgements)
 
     public init(configuration: GatewayConfiguration, now: Timestamp, throttle: CollapsibleThrottle? = nil) {
         self.throttle = throttle
@@ -386,9 +386,6 @@ public struct MCSSession: Sendable {
             // All acknowledged: let the table's storage go while the connection idles.
             if inFlight.isEmpty { inFlight = [:] }
             recentlyAcknowledged.append(contentsOf: ack.id)
-            if recentlyAcknowledged.count > Self.rememberedAcknowledgements {
-                recentlyAcknowledged.removeFirst(recentlyAcknowledged.count - Self.rememberedAcknowledgements)
-            }
             // The next page is read once half the window is free, not after every acknowledgement:
             // a device acknowledging one message at a time would otherwise cost a read per message.
             let refill = mayHaveMore && inFlight.count <= configuration.maximumInFlight / 2
