@@ -58,28 +58,4 @@ public struct MCSFrame: Sendable, Equatable {
     public func decode<M: SwiftProtobuf.Message>(as type: M.Type = M.self) throws -> M {
         try M(serializedBytes: payload)
     }
-
-    /// The frame's wire bytes: tag, varint length, payload; the version byte first when asked.
-    public func encoded(withVersion: Bool) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(payload.count + 7)
-        if withVersion { bytes.append(Self.version) }
-        bytes.append(tag.rawValue)
-        Varint.append(UInt32(payload.count), to: &bytes)
-        bytes.append(contentsOf: payload)
-        return bytes
-    }
-}
-
-/// Protobuf base-128 varints, as MCS frames prefix their length with one.
-public enum Varint {
-    /// Appends a varint32.
-    public static func append(_ value: UInt32, to bytes: inout [UInt8]) {
-        var remaining = value
-        while remaining >= 0x80 {
-            bytes.append(UInt8(remaining & 0x7F) | 0x80)
-            remaining >>= 7
-        }
-        bytes.append(UInt8(remaining))
-    }
 }

@@ -1,7 +1,7 @@
 public import NIOCore
 
 /// Encodes MCS frames onto a byte stream, with the version byte before the first one. Each
-/// frame gets a buffer of its own size, so that no buffer stays with an idle connection.
+/// frame gets a buffer of its own (its size at most), so that none stays with an idle connection.
 public final class MCSFrameEncoderHandler: ChannelOutboundHandler {
     public typealias OutboundIn = MCSFrame
     public typealias OutboundOut = ByteBuffer
@@ -15,7 +15,7 @@ public final class MCSFrameEncoderHandler: ChannelOutboundHandler {
 
     public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let frame = unwrapOutboundIn(data)
-        var buffer = context.channel.allocator.buffer(capacity: frame.encodedCount(withVersion: needsVersion))
+        var buffer = context.channel.allocator.buffer(capacity: frame.payload.count + MCSFrame.maximumOverhead)
         frame.encode(withVersion: needsVersion, into: &buffer)
         needsVersion = false
         context.write(wrapOutboundOut(buffer), promise: promise)
