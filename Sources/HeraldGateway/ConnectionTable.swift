@@ -1,26 +1,68 @@
+import HeraldCore
+import NIOCore
 import Synchronization
 
-/// Every open connection's inbox, so that one task can tick them all.
+/// Every open connection's inbox, grouped by the event loop that runs it, so that one task
+/// can tick them all: a broadcast posts one job per loop for each batch of its sessions,
+/// not one per session, and each job hands the event to its sessions on their own loop. A
+/// tick goes only to sessions that need one then (an idle device's next heartbeat is
+/// minutes away), so holding a connection costs next to nothing between its heartbeats.
 final class ConnectionTable: Sendable {
-    private let state: Mutex<(next: UInt64, inboxes: [UInt64: SessionInbox])> = Mutex((1, [:]))
+    /// Sessions handed an event by one job; a loop goes back to its other work in between.
+    static let batchSize = 256
+
+    private struct Loop {
+        let eventLoop: any EventLoop
+        var inboxes: [UInt64: SessionInbox] = [:]
+    }
+
+    private struct State {
+        var next: UInt64 = 1
+        var loops: [ObjectIdentifier: Loop] = [:]
+        /// Which loop holds each connection, for `remove`.
+        var loopOf: [UInt64: ObjectIdentifier] = [:]
+    }
+
+    private let state = Mutex(State())
 
     func add(_ inbox: SessionInbox) -> UInt64 {
-        state.withLock { state in
+        let key = ObjectIdentifier(inbox.eventLoop)
+        return state.withLock { state in
             let id = state.next
             state.next += 1
-            state.inboxes[id] = inbox
+            state.loops[key, default: Loop(eventLoop: inbox.eventLoop)].inboxes[id] = inbox
+            state.loopOf[id] = key
             return id
         }
     }
 
     func remove(_ id: UInt64) {
-        _ = state.withLock { $0.inboxes.removeValue(forKey: id) }
+        state.withLock { state in
+            guard let key = state.loopOf.removeValue(forKey: id) else { return }
+            state.loops[key]?.inboxes.removeValue(forKey: id)
+        }
     }
 
-    func broadcast(_ event: DeviceGateway.Event) {
-        let inboxes = state.withLock { Array($0.inboxes.values) }
-        for inbox in inboxes { inbox.post(event) }
+    /// Ticks every session that needs a tick at `now`.
+    func tick(now: Timestamp) {
+        broadcast(.tick) { $0.needsTick(at: now) }
     }
 
-    var count: Int { state.withLock { $0.inboxes.count } }
+    func broadcast(_ event: DeviceGateway.Event, to included: (SessionInbox) -> Bool = { _ in true }) {
+        let loops = state.withLock { state in
+            state.loops.values.map { ($0.eventLoop, $0.inboxes.values.filter(included)) }
+        }
+        for (eventLoop, inboxes) in loops {
+            var start = 0
+            while start < inboxes.count {
+                let batch = inboxes[start..<min(start + Self.batchSize, inboxes.count)]
+                eventLoop.execute {
+                    for inbox in batch { inbox.receive(event) }
+                }
+                start += Self.batchSize
+            }
+        }
+    }
+
+    var count: Int { state.withLock { $0.loopOf.count } }
 }

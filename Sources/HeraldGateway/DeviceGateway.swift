@@ -138,7 +138,7 @@ public final class DeviceGateway: Sendable {
     /// as on the gateway's own ports. Must be called on the channel's event loop.
     public func adopt(_ channel: any Channel, tls: NIOSSLContext) throws {
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
+        try pipeline.addHandler(TLSListener.serverHandler(tls))
         try addSession(to: pipeline)
     }
 
@@ -155,7 +155,7 @@ public final class DeviceGateway: Sendable {
             group.addTask {
                 while !Task.isCancelled {
                     try? await Task.sleep(for: .seconds(1))
-                    if !Task.isCancelled { self.connections.broadcast(.tick) }
+                    if !Task.isCancelled { self.connections.tick(now: self.clock.now()) }
                 }
             }
             // Ends when `stop()` finishes the stream.
@@ -202,6 +202,8 @@ public final class DeviceGateway: Sendable {
         private var actions: Deque<MCSSession.Action> = []
         /// A store read or write the session waits for.
         private var busy = false
+        /// The queues have taken storage since a tick last released it.
+        private var holdsStorage = false
         private var closed = false
         private var needsFlush = false
         /// Inside a read from the socket: writes are flushed when it completes.
@@ -272,9 +274,12 @@ public final class DeviceGateway: Sendable {
         func handle(_ event: Event) {
             guard !closed else { return }
             if case .tick = event, !busy, actions.isEmpty, waiting.isEmpty {
-                // Once a second an idle session lets go of its queues' storage.
+                // On the tick after its last event, an idle session lets go of its queues' storage.
                 actions = []
                 waiting = []
+                holdsStorage = false
+            } else {
+                holdsStorage = true
             }
             if busy || !actions.isEmpty {
                 guard waiting.count < Self.maximumWaiting else {
@@ -287,7 +292,9 @@ public final class DeviceGateway: Sendable {
                 waiting.append(event)
                 return
             }
-            actions.append(contentsOf: react(to: event))
+            let reaction = react(to: event)
+            if !reaction.isEmpty { holdsStorage = true }
+            actions.append(contentsOf: reaction)
             proceed()
         }
 
@@ -304,6 +311,8 @@ public final class DeviceGateway: Sendable {
             }
             // Answers to the frames of one read go out together when the read completes.
             if !reading { flushIfNeeded() }
+            let idle = !busy && !holdsStorage && actions.isEmpty && waiting.isEmpty
+            inbox?.nextTick(at: idle ? session.nextTick : Timestamp(milliseconds: 0))
         }
 
         private func flushIfNeeded() {
@@ -459,6 +468,7 @@ public final class DeviceGateway: Sendable {
 
         private func resume(with result: Result<Outcome, any Error>) {
             busy = false
+            holdsStorage = true
             guard !closed else { return }
             let now = gateway.clock.now()
             switch result {

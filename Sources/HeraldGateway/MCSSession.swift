@@ -262,6 +262,27 @@ public struct MCSSession: Sendable {
         return deliver(message, now: now).map { [$0] } ?? []
     }
 
+    /// The earliest time at which a clock tick can do anything for this session: before
+    /// it, `tick(now:)` answers no actions and changes nothing, so the gateway need not
+    /// tick the session at all. Nil once it is closed.
+    public var nextTick: Timestamp? {
+        switch phase {
+        case .awaitingLogin, .authenticating:
+            return openedAt.adding(milliseconds: Int64(configuration.loginTimeoutSeconds) * 1000 + 1)
+        case .established:
+            // The count of pings is reset by the next tick.
+            if pingsSinceTick > 0 { return lastInbound }
+            let deadAfter = Int64(configuration.deadAfterSeconds(heartbeatSeconds: heartbeatSeconds)) * 1000
+            var due = min(
+                lastInbound.adding(milliseconds: deadAfter + 1), lastOutbound.adding(seconds: Int64(heartbeatSeconds)))
+            // A held message waits for a queue read under way; its answer is an event of its own.
+            if let heldUntil, !isLoading { due = min(due, heldUntil) }
+            return due
+        case .closed:
+            return nil
+        }
+    }
+
     /// Time passed: log-in deadlines, dead connections and heartbeats.
     public mutating func tick(now: Timestamp) -> [Action] {
         pingsSinceTick = 0

@@ -6,8 +6,8 @@ import NIOPosix
 public import NIOSSL
 
 /// `herald bench connect`: check in N devices, open N device connections from several
-/// loopback source addresses, hold them, and report the connect rate and the server's
-/// resident memory per connection.
+/// loopback source addresses, hold them, and report the connect rate, the server's
+/// resident memory per connection and the CPU it spends on them while they are idle.
 public struct ConnectBenchmark: Sendable {
     public struct Options: Sendable {
         public var server: HTTPURL
@@ -19,6 +19,8 @@ public struct ConnectBenchmark: Sendable {
         public var serverPID: Int32?
         public var concurrency: Int = 256
         public var holdSeconds: Double = 3
+        /// How long the server's CPU is watched once every connection is idle.
+        public var idleSeconds: Double = 5
 
         public init(
             server: HTTPURL, gatewayHost: String, gatewayPort: Int, tls: NIOSSLContext?, connections: Int,
@@ -40,6 +42,9 @@ public struct ConnectBenchmark: Sendable {
         public var connectSeconds: Double
         public var serverRSSBeforeKB: Int?
         public var serverRSSAfterKB: Int?
+        /// Server CPU seconds over `idleSeconds` with every connection open and idle.
+        public var serverIdleCPUSeconds: Double?
+        public var idleSeconds: Double
 
         public var connectsPerSecond: Double { Double(connections) / connectSeconds }
 
@@ -47,6 +52,13 @@ public struct ConnectBenchmark: Sendable {
         public var kilobytesPerConnection: Double? {
             guard let before = serverRSSBeforeKB, let after = serverRSSAfterKB, connections > 0 else { return nil }
             return Double(after - before) / Double(connections)
+        }
+
+        /// Server CPU per idle connection per second, in µs: what holding a connection
+        /// costs without traffic (the gateway's once-a-second clock tick, heartbeats).
+        public var idleMicrosecondsPerConnectionSecond: Double? {
+            guard let cpu = serverIdleCPUSeconds, connections > 0, idleSeconds > 0 else { return nil }
+            return cpu * 1e6 / Double(connections) / idleSeconds
         }
 
         public var json: JSONValue {
@@ -60,6 +72,10 @@ public struct ConnectBenchmark: Sendable {
                 (
                     key: "kb_per_connection",
                     value: kilobytesPerConnection.map { .number(($0 * 100).rounded() / 100) } ?? .null
+                ),
+                (
+                    key: "idle_cpu_us_per_connection_second",
+                    value: idleMicrosecondsPerConnectionSecond.map { .number(($0 * 1000).rounded() / 1000) } ?? .null
                 ),
             ])
         }
@@ -116,10 +132,16 @@ public struct ConnectBenchmark: Sendable {
         let elapsed = ContinuousClock.now - started
         try await Task.sleep(for: .milliseconds(Int(options.holdSeconds * 1000)))
         let rssAfter = options.serverPID.flatMap(ProcessMemory.residentKilobytes)
+        try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
+        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        try await Task.sleep(for: .milliseconds(Int(options.idleSeconds * 1000)))
+        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
         for channel in channels { channel.close(promise: nil) }
         return Report(
             connections: channels.count, failures: failures, connectSeconds: elapsed.seconds,
-            serverRSSBeforeKB: rssBefore, serverRSSAfterKB: rssAfter)
+            serverRSSBeforeKB: rssBefore, serverRSSAfterKB: rssAfter,
+            serverIdleCPUSeconds: cpuAfter.flatMap { after in cpuBefore.map { after - $0 } },
+            idleSeconds: options.idleSeconds)
     }
 }
 

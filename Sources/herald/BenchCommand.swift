@@ -388,7 +388,9 @@ struct BenchCommand: AsyncParsableCommand {
 
     struct Connect: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Open N idle device connections; report connect rate and server RSS per connection.")
+            abstract:
+                "Open N idle device connections; report connect rate, server RSS per connection and server CPU while idle."
+        )
 
         @Option(help: "Herald's base URL; without it the benchmark starts a server of its own.") var url: String?
         @OptionGroup var gatewayOptions: GatewayOptions
@@ -397,6 +399,7 @@ struct BenchCommand: AsyncParsableCommand {
         var sources = "127.0.0.1"
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its RSS.") var serverPID:
             Int32?
+        @Option(help: "Seconds to watch the server's CPU with every connection idle.") var idleSeconds = 5.0
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
@@ -407,16 +410,20 @@ struct BenchCommand: AsyncParsableCommand {
                 throw ValidationError("--url must be http://HOST:PORT")
             }
             let (host, port) = try gatewayOptions.endpoint()
-            let benchmark = ConnectBenchmark(
-                options: .init(
-                    server: base, gatewayHost: host, gatewayPort: port, tls: try gatewayOptions.tls(),
-                    connections: connections, sources: sources.split(separator: ",").map(String.init),
-                    serverPID: serverPID ?? server?.pid))
+            var options = ConnectBenchmark.Options(
+                server: base, gatewayHost: host, gatewayPort: port, tls: try gatewayOptions.tls(),
+                connections: connections, sources: sources.split(separator: ",").map(String.init),
+                serverPID: serverPID ?? server?.pid)
+            options.idleSeconds = idleSeconds
+            let benchmark = ConnectBenchmark(options: options)
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
-            print("connections   failures   connects/s   server RSS before   after   kB/connection")
+            print(
+                "connections   failures   connects/s   server RSS before   after   idle µs/connection/s   kB/connection"
+            )
             print(
                 "\(report.connections)   \(report.failures)   \(Int(report.connectsPerSecond))   "
                     + "\(report.serverRSSBeforeKB.map(String.init) ?? "-") kB   \(report.serverRSSAfterKB.map(String.init) ?? "-") kB   "
+                    + "\(report.idleMicrosecondsPerConnectionSecond.map { String(format: "%.3f", $0) } ?? "-")   "
                     + "\(report.kilobytesPerConnection.map { String(format: "%.2f", $0) } ?? "-")")
         }
     }

@@ -4,6 +4,8 @@ import HeraldCore
 import HeraldProtocol
 import Testing
 
+@testable import HeraldGateway
+
 /// The gateway's handling of connections: logins, protocol errors, many devices at once.
 @Suite(.serialized) struct GatewayConnectionTests {
     @Test func aLoginWithAWrongSecurityTokenIsRefusedAndClosed() async throws {
@@ -76,6 +78,43 @@ import Testing
                 #expect(try await connection.receive()?.tag == .heartbeatAck)
                 // Idle: the server pings within its interval.
                 #expect(try await connection.receive()?.tag == .heartbeatPing)
+            }
+        }
+    }
+
+    /// N2 across many connections: the clock tick reaches sessions in batches per event
+    /// loop, so with three batches' worth of idle devices every one of them is pinged
+    /// on the next tick. Each connection stays open until all are pinged: one that closed would
+    /// leave the table and let a session missed by the tick into an earlier batch.
+    @Test func N2_everyIdleConnectionIsPingedWhenTheTickGoesOutInBatches() async throws {
+        let clock = ManualClock()
+        try await GatewayHarness.with(heartbeatSeconds: 5, clock: clock) { harness in
+            let count = ConnectionTable.batchSize * 3
+            var devices: [Device] = []
+            for _ in 0..<count { devices.append(try await harness.makeDevice().0) }
+            let ready = ReadyCounter()
+            let pinged = ReadyCounter()
+            let done = ReadyCounter()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for device in devices {
+                    group.addTask {
+                        try await RawMCSConnection.with(port: harness.gatewayPort, caPath: harness.caPath) {
+                            connection in
+                            guard let response = try await connection.login(device), !response.hasError else { return }
+                            await ready.increment()
+                            guard try await connection.receive()?.tag == .heartbeatPing else { return }
+                            await pinged.increment()
+                            while await done.count == 0 { try await Task.sleep(for: .milliseconds(20)) }
+                        }
+                    }
+                }
+                try await GatewayHarness.eventually(60) { await ready.count == count }
+                #expect(harness.node.devices.count == count)
+                clock.advance(seconds: 6)
+                try? await GatewayHarness.eventually(5) { await pinged.count == count }
+                #expect(await pinged.count == count)
+                await done.increment()
+                try await group.waitForAll()
             }
         }
     }
