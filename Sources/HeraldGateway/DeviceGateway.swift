@@ -138,7 +138,7 @@ public final class DeviceGateway: Sendable {
     /// as on the gateway's own ports. Must be called on the channel's event loop.
     public func adopt(_ channel: any Channel, tls: NIOSSLContext) throws {
         let pipeline = channel.pipeline.syncOperations
-        try pipeline.addHandler(TLSListener.serverHandler(tls))
+        try pipeline.addHandler(NIOSSLServerHandler(context: tls))
         try addSession(to: pipeline)
     }
 

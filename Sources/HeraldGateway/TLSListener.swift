@@ -8,21 +8,6 @@ public enum TLSListener {
     /// Receive buffers from 256 bytes, growing up to 64 KiB for larger reads.
     static let receiveBuffers = AdaptiveRecvByteBufferAllocator(minimum: 64, initial: 256, maximum: 65536)
 
-    /// NIO SSL keeps the buffer it encrypts records into for the connection's life, 16 KiB
-    /// from the start and as large as the largest write since. Keeping at most 1 KiB means an
-    /// idle connection holds only its last small record; a larger write takes a buffer of its
-    /// own size, released on the next write.
-    static let handlerConfiguration: NIOSSLHandler.Configuration = {
-        var configuration = NIOSSLHandler.Configuration()
-        configuration.maximumPreservedOutboundBufferCapacity = 1024
-        return configuration
-    }()
-
-    /// The server side of TLS on a long-lived connection, under `context`.
-    public static func serverHandler(_ context: NIOSSLContext) -> NIOSSLServerHandler {
-        NIOSSLServerHandler(context: context, configuration: handlerConfiguration)
-    }
-
     public static func bind(
         host: String, port: Int, tls: NIOSSLContext?, backlog: Int32,
         handlers: @escaping @Sendable (ChannelPipeline.SynchronousOperations) throws -> Void
@@ -38,7 +23,7 @@ public enum TLSListener {
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     if let tls {
-                        try channel.pipeline.syncOperations.addHandler(serverHandler(tls))
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
                     }
                     try handlers(channel.pipeline.syncOperations)
                 }
