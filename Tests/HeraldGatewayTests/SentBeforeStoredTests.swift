@@ -56,8 +56,12 @@ import Testing
         let wait = DeviceRegistry.Settle(quiet: .seconds(2), limit: .seconds(2))
         try await GatewayHarness.with(acknowledgementWait: wait) { harness in
             let (device, token) = try await harness.makeDevice()
-            // Counts every row the server puts in a device queue.
-            let database = try DatabaseQueue(path: harness.directory + "/data/herald.sqlite")
+            // Counts every row the server puts in a device queue. The server may be writing
+            // just then (the device's check-in): the trigger waits for it.
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(5)
+            let database = try DatabaseQueue(
+                path: harness.directory + "/data/herald.sqlite", configuration: configuration)
             try await database.write { db in
                 try db.execute(
                     sql: """
@@ -108,6 +112,8 @@ final class WriteLockHolder: Sendable {
         var configuration = Configuration()
         // The transaction stays open between two accesses on purpose.
         configuration.allowsUnsafeTransactions = true
+        // The server may be writing just then (the login's own record): wait for it.
+        configuration.busyMode = .timeout(5)
         queue = try DatabaseQueue(path: path, configuration: configuration)
         try queue.writeWithoutTransaction { try $0.execute(sql: "BEGIN IMMEDIATE") }
     }

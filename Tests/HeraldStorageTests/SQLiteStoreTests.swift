@@ -49,6 +49,20 @@ import Testing
         return try SQLiteStore(path: path)
     }
 
+    /// The log is copied into the database file only when something was written since the
+    /// last copy: an idle server's checkpoints take no lock.
+    @Test func aCheckpointRunsOnlyAfterAWrite() async throws {
+        let store = try SQLiteStore(dataDirectory: createdTemporaryDirectory())
+        #expect(try await store.checkpoint())
+        #expect(try await !store.checkpoint())
+        try await store.createDevice(Device(androidID: 42, securityToken: 7, createdAt: Timestamp(seconds: 1)))
+        #expect(try await store.checkpoint())
+        #expect(try await !store.checkpoint())
+        // A new store over the same files reads what was written.
+        let reopened = try SQLiteStore(path: store.pool.path)
+        #expect(try await reopened.device(androidID: 42)?.securityToken == 7)
+    }
+
     /// L4: a write whose running statement SQLite interrupts because its task was
     /// cancelled, as at a stop, is reported as a cancellation: the acknowledgement batcher
     /// then keeps its batch for the last flush instead of dropping it.

@@ -81,6 +81,9 @@ final class GroupCommit: Sendable {
     private let state = Mutex(State())
     /// Transactions written so far.
     let batches = Atomic<Int>(0)
+    /// Transactions finished (committed or failed) so far: one finished after this was read
+    /// is not in the log yet.
+    let finished = Atomic<Int>(0)
 
     /// Writes waiting for a batch.
     var waiting: Int { state.withLock { $0.waiting.count } }
@@ -239,6 +242,7 @@ final class GroupCommit: Sendable {
         } else if await !writeHere(batch) {
             await writeOnQueue(batch)
         }
+        finished.add(1, ordering: .relaxed)
         let next = state.withLock { state -> Pending? in
             guard let next = state.waiting.first else {
                 state.writing = false

@@ -22,6 +22,8 @@ public final class SQLiteStore: HeraldStore {
     /// credentials revision the server polls: seeing it move empties the cache.
     let registrations = RegistrationCache(capacity: 32_768)
     let lastCredentialsRevision = Mutex<Int64?>(nil)
+    /// `commits.finished` as it was before the last checkpoint that copied the whole log.
+    let checkpointedThrough = Mutex<Int?>(nil)
 
     /// How many log pages a writer lets accumulate before it checkpoints itself: only
     /// reached when nothing calls `checkpoint()` often enough.
@@ -44,11 +46,25 @@ public final class SQLiteStore: HeraldStore {
     }
 
     /// Copies committed log pages into the database file without waiting for readers or
-    /// the writer (a passive checkpoint).
-    public func checkpoint() async throws {
-        try await checkpointer.writeWithoutTransaction { db in
-            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+    /// the writer (a passive checkpoint). Answers whether it ran: it does not when nothing
+    /// was written since one that copied the whole log, so an idle server does not take
+    /// the database's locks several times a second for nothing.
+    @discardableResult
+    public func checkpoint() async throws -> Bool {
+        let finished = commits.finished.load(ordering: .relaxed)
+        if checkpointedThrough.withLock({ $0 }) == finished { return false }
+        let row = try await checkpointer.writeWithoutTransaction { db in
+            try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
         }
+        // The answer is (busy, frames in the log, frames copied): a reader's snapshot can
+        // hold frames back, and those are tried again next time.
+        let copiedAll = row.map { (row: Row) -> Bool in
+            let frames: Int = row[1]
+            let copied: Int = row[2]
+            return frames == copied
+        }
+        checkpointedThrough.withLock { $0 = copiedAll == true ? finished : nil }
+        return true
     }
 
     /// Opens the store kept in a data directory, creating the directory if needed; the
