@@ -19,28 +19,23 @@ final class ConnectionTable: Sendable {
     private struct State {
         var next: UInt64 = 1
         var loops: [ObjectIdentifier: Loop] = [:]
-        /// Which loop holds each connection, for `remove`.
-        var loopOf: [UInt64: ObjectIdentifier] = [:]
     }
 
     private let state = Mutex(State())
 
     func add(_ inbox: SessionInbox) -> UInt64 {
-        let key = ObjectIdentifier(inbox.eventLoop)
-        return state.withLock { state in
+        state.withLock { state in
             let id = state.next
             state.next += 1
-            state.loops[key, default: Loop(eventLoop: inbox.eventLoop)].inboxes[id] = inbox
-            state.loopOf[id] = key
+            state.loops[ObjectIdentifier(inbox.eventLoop), default: Loop(eventLoop: inbox.eventLoop)].inboxes[id] =
+                inbox
             return id
         }
     }
 
-    func remove(_ id: UInt64) {
-        state.withLock { state in
-            guard let key = state.loopOf.removeValue(forKey: id) else { return }
-            state.loops[key]?.inboxes.removeValue(forKey: id)
-        }
+    /// Forgets the connection `add` answered `id` for, on the event loop that runs it.
+    func remove(_ id: UInt64, on eventLoop: any EventLoop) {
+        _ = state.withLock { $0.loops[ObjectIdentifier(eventLoop)]?.inboxes.removeValue(forKey: id) }
     }
 
     /// Ticks every session that needs a tick at `now`.
@@ -64,5 +59,5 @@ final class ConnectionTable: Sendable {
         }
     }
 
-    var count: Int { state.withLock { $0.loopOf.count } }
+    var count: Int { state.withLock { $0.loops.values.reduce(0) { $0 + $1.inboxes.count } } }
 }

@@ -258,7 +258,7 @@ public final class DeviceGateway: Sendable {
             actions.removeAll()
             let gateway = gateway
             let connectionID = connectionID
-            gateway.connections.remove(connectionID)
+            gateway.connections.remove(connectionID, on: context.eventLoop)
             if let androidID = loginDevice {
                 gateway.devices.unregister(androidID: androidID, connectionID: connectionID)
                 // Other nodes stop signalling this node for the device, unless it is back already.

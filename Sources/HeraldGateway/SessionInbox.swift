@@ -33,8 +33,7 @@ final class SessionInbox: Sendable {
     }
 
     func post(_ event: DeviceGateway.Event) {
-        let handler = handler
-        eventLoop.execute { handler.value.handle(event) }
+        eventLoop.execute { self.receive(event) }
     }
 
     /// Hands the session an event now. Must be called on its event loop.

@@ -79,11 +79,9 @@ final class GroupCommit: Sendable {
     }
 
     private let state = Mutex(State())
-    /// Transactions written so far.
+    /// Transactions finished (committed or failed) so far: one that finishes after this is
+    /// read is not in the log yet.
     let batches = Atomic<Int>(0)
-    /// Transactions finished (committed or failed) so far: one finished after this was read
-    /// is not in the log yet.
-    let finished = Atomic<Int>(0)
 
     /// Writes waiting for a batch.
     var waiting: Int { state.withLock { $0.waiting.count } }
@@ -236,13 +234,12 @@ final class GroupCommit: Sendable {
             state.waiting.removeFirst(batch.count)
             return batch
         }
-        batches.add(1, ordering: .relaxed)
         if !batch.allSatisfy(\.short) {
             await writeOnQueue(batch)
         } else if await !writeHere(batch) {
             await writeOnQueue(batch)
         }
-        finished.add(1, ordering: .relaxed)
+        batches.add(1, ordering: .relaxed)
         let next = state.withLock { state -> Pending? in
             guard let next = state.waiting.first else {
                 state.writing = false

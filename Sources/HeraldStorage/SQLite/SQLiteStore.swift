@@ -22,7 +22,7 @@ public final class SQLiteStore: HeraldStore {
     /// credentials revision the server polls: seeing it move empties the cache.
     let registrations = RegistrationCache(capacity: 32_768)
     let lastCredentialsRevision = Mutex<Int64?>(nil)
-    /// `commits.finished` as it was before the last checkpoint that copied the whole log.
+    /// `commits.batches` as it was before the last checkpoint that copied the whole log.
     let checkpointedThrough = Mutex<Int?>(nil)
 
     /// How many log pages a writer lets accumulate before it checkpoints itself: only
@@ -51,7 +51,7 @@ public final class SQLiteStore: HeraldStore {
     /// the database's locks several times a second for nothing.
     @discardableResult
     public func checkpoint() async throws -> Bool {
-        let finished = commits.finished.load(ordering: .relaxed)
+        let finished = commits.batches.load(ordering: .relaxed)
         if checkpointedThrough.withLock({ $0 }) == finished { return false }
         let row = try await checkpointer.writeWithoutTransaction { db in
             try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
