@@ -1,5 +1,6 @@
 import DequeModule
 import Dispatch
+import NIOPosix
 import Synchronization
 
 /// The order in which HTTP requests' tasks get a thread, in two lanes: what waits in the
@@ -10,11 +11,14 @@ import Synchronization
 /// they never drop any, and the `after` lane still gets one turn in `firstRunsInARow + 1`,
 /// so the overloaded project's accepted sends keep flowing while others are busy.
 ///
-/// The lanes own no threads. Each job queued also asks the pool that runs Swift's tasks
-/// (`DispatchQueue.global()`) for one turn, and each turn runs the job that is first by
-/// lane order when it starts, not necessarily the one that asked for it. So the threads,
-/// their wake-ups and sleeps are the pool's, as for any task; the lanes add a lock taken
-/// twice a job.
+/// The lanes own no threads. Each job queued also asks for one turn on the event loop that
+/// queued it (or on one of the server's loops, for a job queued elsewhere), and each turn
+/// runs the job that is first by lane order when it starts, not necessarily the one that
+/// asked for it. So a request's task runs on the thread that read the request, and a send
+/// that waits for a device's acknowledgement goes on on the thread that read it: no hand
+/// over to another pool and back, which cost about three thread switches a message. The
+/// lanes add a lock taken twice a job. What runs in a lane must not block for long, as it
+/// holds up that loop's connections: a password's hash is checked on `NIOThreadPool`.
 ///
 /// Each lane is a `TaskExecutor`: a task runs in a lane by preferring it
 /// (`withTaskExecutorPreference`), and so do the default actors it calls, as Swift runs
@@ -37,13 +41,22 @@ public final class RequestLanes: Sendable {
 
     fileprivate let queue: LaneQueue
 
-    /// The process's lanes, over the pool of Swift's tasks.
-    public static let shared = RequestLanes(pool: DispatchQueue.global())
+    /// The process's lanes, over the server's event loops.
+    public static let shared = RequestLanes(loops: .singleton)
 
-    /// Lanes whose turns run on `pool`: a concurrent queue for the server, a serial one to
-    /// see the order of the jobs one at a time.
-    init(pool: DispatchQueue) {
-        let queue = LaneQueue(pool: pool)
+    /// Lanes whose turns run on the loop that asks for one, else on the next of `loops`.
+    convenience init(loops: MultiThreadedEventLoopGroup) {
+        self.init { turn in loops.any().execute(turn) }
+    }
+
+    /// Lanes whose turns run on `pool`: a serial queue, to see the order of the jobs one at
+    /// a time.
+    convenience init(pool: DispatchQueue) {
+        self.init { turn in pool.async(execute: turn) }
+    }
+
+    private init(turns: @escaping LaneQueue.Turns) {
+        let queue = LaneQueue(turns: turns)
         self.queue = queue
         first = LaneExecutor(queue: queue, lane: .first)
         after = LaneExecutor(queue: queue, lane: .after)
@@ -70,10 +83,12 @@ public final class LaneExecutor: TaskExecutor, Sendable {
     }
 }
 
-/// The jobs of both lanes, and the turns asked of the pool for them: one turn a job.
+/// The jobs of both lanes, and the turns asked for them: one turn a job.
 private final class LaneQueue: Sendable {
     /// A job and the lane's executor it runs on.
     typealias Queued = (job: UnownedJob, executor: UnownedTaskExecutor)
+    /// Asks for a turn: runs the function given, on some thread, once.
+    typealias Turns = @Sendable (@escaping @Sendable () -> Void) -> Void
 
     struct State {
         var first = Deque<Queued>()
@@ -82,10 +97,10 @@ private final class LaneQueue: Sendable {
     }
 
     let state = Mutex(State())
-    let pool: DispatchQueue
+    let turns: Turns
 
-    init(pool: DispatchQueue) {
-        self.pool = pool
+    init(turns: @escaping Turns) {
+        self.turns = turns
     }
 
     func enqueue(_ job: UnownedJob, on executor: UnownedTaskExecutor, lane: RequestLanes.Lane) {
@@ -95,7 +110,7 @@ private final class LaneQueue: Sendable {
             case .after: state.after.append((job, executor))
             }
         }
-        pool.async { self.runNext() }
+        turns { self.runNext() }
     }
 
     /// One turn: the job first by lane order now.

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPTypes
 import HeraldCore
+import NIOPosix
 import Synchronization
 import Testing
 
@@ -98,5 +99,23 @@ import Testing
             #expect(try await counted("herald_messages_accepted_total") == 3)
             #expect(try await counted("herald_sends_deferred_total") == 1)
         }
+    }
+
+    /// A request's task stays on the thread that woke it: it starts on the loop that
+    /// queued it, and after waiting for work done on another loop it goes on there, with
+    /// no hand-over to a pool of other threads in between.
+    @Test func aTaskInALaneRunsOnTheLoopThatWokeIt() async throws {
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+        let lanes = RequestLanes(loops: group)
+        let (reader, device) = (group.next(), group.next())
+        let task = try await reader.submit {
+            Task(executorPreference: lanes.first) { () -> [Bool] in
+                let started = reader.inEventLoop
+                await withCheckedContinuation { resumed in device.execute { resumed.resume() } }
+                return [started, device.inEventLoop]
+            }
+        }.get()
+        #expect(await task.value == [true, true])
+        try await group.shutdownGracefully()
     }
 }
