@@ -3,6 +3,7 @@ import HeraldHTTP
 import HeraldStorage
 import Hummingbird
 import NIOCore
+import NIOPosix
 
 /// A project's credentials at `/console/projects/{project}/credentials`: its sender id, API
 /// key and server key, and its service-account keys with their ids and ages. An admin
@@ -66,7 +67,11 @@ struct CredentialRoutes {
         async throws -> Response
     {
         let now = environment.clock.now()
-        let (key, file) = try ServiceAccountKeyFile.issue(projectID: opened.project.id, publicURL: publicURL, now: now)
+        // A new RSA key takes tens of milliseconds: made on NIO's thread pool, not on the
+        // event loop that runs the request.
+        let (key, file) = try await NIOThreadPool.singleton.runIfActive { [publicURL] in
+            try ServiceAccountKeyFile.issue(projectID: opened.project.id, publicURL: publicURL, now: now)
+        }
         try await environment.store.addServiceAccountKey(key)
         if let revoking { _ = try await environment.store.revokeServiceAccountKey(id: revoking.id, at: now) }
         try await environment.directory.reload(from: environment.store, force: true)
