@@ -118,7 +118,7 @@ def measure_herald(binary, tls, options):
         fanout = server.bench("fanout", "--subscribers", str(options.subscribers), "--connected",
                               str(options.subscribers), "--payload-bytes", str(options.payload), "--server-pid", pid)
         e2e = server.bench("e2e", "--rate", str(options.rate), "--seconds", str(options.seconds), "--devices",
-                           str(options.devices), "--payload-bytes", str(options.payload))
+                           str(options.devices), "--payload-bytes", str(options.payload), "--server-pid", pid)
         drain = server.bench("drain", "--messages", str(options.messages), "--payload-bytes", str(options.payload),
                              "--server-pid", pid)
     finally:
@@ -128,6 +128,7 @@ def measure_herald(binary, tls, options):
         "fanout_received": fanout["connected_received"],
         "fanout_cpu_us": fanout["server_cpu_seconds"] * 1e6 / max(1, fanout["connected_received"]),
         "p50_us": e2e["p50_us"], "p99_us": e2e["p99_us"], "e2e_received": e2e["received"],
+        "e2e_cpu_us": e2e["server_cpu_seconds"] * 1e6 / max(1, e2e["received"]),
         "e2e_sent": e2e["sent"],
         "drain_seconds": drain["drain_seconds"], "drain_received": drain["received"],
         "drain_cpu_us": drain["server_cpu_seconds"] * 1e6 / max(1, drain["received"]),
@@ -298,11 +299,12 @@ def share_of(total, parts, index):
     return min(share, total - index * share)
 
 
-def mosquitto_latency(port, options):
+def mosquitto_latency(port, pid, options):
     total = int(options.rate * options.seconds)
     workers = start_subscribers(port, options.devices, device_topic, True)
     client = publisher(port)
     fill = b"x" * options.payload
+    cpu_before = cpu_seconds(pid)
     start = time.monotonic()
     for index in range(total):
         due = start + index / options.rate
@@ -315,6 +317,7 @@ def mosquitto_latency(port, options):
     for index in range(total):
         expected[(index % options.devices) // share] += 1
     outcomes = collect(workers, expected)
+    cpu_after = cpu_seconds(pid)
     client.loop_stop()
     client.disconnect()
     latencies = sorted(latency for o in outcomes for latency in o["latencies"])
@@ -322,7 +325,8 @@ def mosquitto_latency(port, options):
     def percentile(p):
         return latencies[min(len(latencies) - 1, max(0, int(p * len(latencies) + 0.999999) - 1))] / 1000
 
-    return total, len(latencies), percentile(0.50), percentile(0.99)
+    cpu_us = (cpu_after - cpu_before) * 1e6 / max(1, len(latencies))
+    return total, len(latencies), percentile(0.50), percentile(0.99), cpu_us
 
 
 def mosquitto_drain(port, pid, options):
@@ -366,13 +370,13 @@ def measure_mosquitto(options):
     try:
         pid = broker.process.pid
         fanout_received, fanout_rate, fanout_cpu = mosquitto_fanout(broker.port, pid, options)
-        sent, received, p50, p99 = mosquitto_latency(broker.port, options)
+        sent, received, p50, p99, e2e_cpu = mosquitto_latency(broker.port, pid, options)
         drain_received, drain_seconds, drain_cpu = mosquitto_drain(broker.port, pid, options)
     finally:
         broker.stop()
     return {
         "fanout_per_second": fanout_rate, "fanout_received": fanout_received, "fanout_cpu_us": fanout_cpu,
-        "p50_us": p50, "p99_us": p99, "e2e_received": received, "e2e_sent": sent,
+        "p50_us": p50, "p99_us": p99, "e2e_received": received, "e2e_sent": sent, "e2e_cpu_us": e2e_cpu,
         "drain_seconds": drain_seconds, "drain_received": drain_received, "drain_cpu_us": drain_cpu,
     }
 
@@ -401,6 +405,7 @@ def table(options, herald_plain, herald_tls, mosquitto_result):
         (f"(b) one-to-one p50 latency at {options.rate:,}/s over {options.devices} devices, ms", "p50_us", False,
          "ms"),
         ("(b) one-to-one p99 latency, ms", "p99_us", False, "ms"),
+        ("(b) one-to-one: server CPU µs per message (lower is better)", "e2e_cpu_us", False, "{:.1f}"),
         (f"(c) drain {options.messages:,} stored messages on reconnect, ms (lower is better)", "drain_seconds",
          False, "s"),
     ]

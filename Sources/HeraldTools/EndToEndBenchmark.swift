@@ -17,13 +17,19 @@ public struct EndToEndBenchmark: Sendable {
         public var senders: Int = 16
         /// Size of a data value sent beside the sequence number.
         public var payloadBytes: Int
+        /// The server's process, to read its CPU time while the messages flow.
+        public var serverPID: Int32?
 
-        public init(target: BenchTarget, rate: Int, seconds: Double, devices: Int, payloadBytes: Int = 0) {
+        public init(
+            target: BenchTarget, rate: Int, seconds: Double, devices: Int, payloadBytes: Int = 0,
+            serverPID: Int32? = nil
+        ) {
             self.target = target
             self.rate = rate
             self.seconds = seconds
             self.devices = devices
             self.payloadBytes = payloadBytes
+            self.serverPID = serverPID
         }
     }
 
@@ -35,6 +41,9 @@ public struct EndToEndBenchmark: Sendable {
         public var latency: LatencySummary
         /// From the start of each send request to its whole answer.
         public var answer: LatencySummary
+        /// The server's CPU time (user and system) from the first send until the last
+        /// message was read or the wait for it ended; nil without its process id.
+        public var serverCPUSeconds: Double?
 
         public var json: JSONValue {
             .object([
@@ -44,6 +53,7 @@ public struct EndToEndBenchmark: Sendable {
                 (key: "p50_us", value: .number(latency.p50)), (key: "p90_us", value: .number(latency.p90)),
                 (key: "p99_us", value: .number(latency.p99)), (key: "max_us", value: .number(latency.max)),
                 (key: "answer_p50_us", value: .number(answer.p50)), (key: "answer_p99_us", value: .number(answer.p99)),
+                (key: "server_cpu_seconds", value: serverCPUSeconds.map { .number($0) } ?? .null),
             ])
         }
     }
@@ -82,6 +92,7 @@ public struct EndToEndBenchmark: Sendable {
         progress("sending \(total) messages at \(options.rate)/s")
         let next = RequestCounter()
         let failures = RequestCounter()
+        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
         let start = ContinuousClock.now
         let path = "/v1/projects/\(projectID)/messages:send"
         let headers = [("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json")]
@@ -116,6 +127,7 @@ public struct EndToEndBenchmark: Sendable {
         while receipts.count < total - failures.value.load(ordering: .relaxed), ContinuousClock.now < drainDeadline {
             try await Task.sleep(for: .milliseconds(50))
         }
+        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
         let sent = sends.values
         let received = receipts.values
         let answered = answers.values
@@ -128,7 +140,8 @@ public struct EndToEndBenchmark: Sendable {
         return Report(
             sent: total, received: latencies.count, failedSends: failures.value.load(ordering: .relaxed),
             seconds: sendSeconds,
-            latency: LatencySummary(nanoseconds: latencies), answer: LatencySummary(nanoseconds: answerLatencies))
+            latency: LatencySummary(nanoseconds: latencies), answer: LatencySummary(nanoseconds: answerLatencies),
+            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })
     }
 }
 

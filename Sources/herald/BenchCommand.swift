@@ -439,22 +439,29 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "How many devices share the messages.") var devices = 300
         @Option(name: .customLong("payload-bytes"), help: "Size of a data value sent with each message.")
         var payloadBytes = 0
+        @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.") var serverPID:
+            Int32?
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            let report = try await BenchCommand.against(targetOptions, json: json) { target, _ in
+            let report = try await BenchCommand.against(targetOptions, json: json) { target, server in
                 let benchmark = EndToEndBenchmark(
                     options: .init(
-                        target: target, rate: rate, seconds: seconds, devices: devices, payloadBytes: payloadBytes))
+                        target: target, rate: rate, seconds: seconds, devices: devices, payloadBytes: payloadBytes,
+                        serverPID: serverPID ?? server?.pid))
                 return try await BenchOutput.run(json: json, benchmark.run)
             }
             guard let report else { return }
+            let cpu = report.serverCPUSeconds.map {
+                "   \(Int(($0 * 1e6 / Double(max(1, report.received))).rounded()))"
+            }
             print(
-                "sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs   answer p50 µs   answer p99 µs")
+                "sent   received   failed   rate/s   p50 µs   p90 µs   p99 µs   max µs   answer p50 µs   answer p99 µs"
+                    + (cpu == nil ? "" : "   server CPU µs a message"))
             print(
                 "\(report.sent)   \(report.received)   \(report.failedSends)   \(Int(Double(report.sent) / report.seconds))   "
                     + "\(Int(report.latency.p50))   \(Int(report.latency.p90))   \(Int(report.latency.p99))   \(Int(report.latency.max))   "
-                    + "\(Int(report.answer.p50))   \(Int(report.answer.p99))"
+                    + "\(Int(report.answer.p50))   \(Int(report.answer.p99))" + (cpu ?? "")
             )
         }
     }
