@@ -111,7 +111,12 @@ import Testing
         let task = try await reader.submit {
             Task(executorPreference: lanes.first) { () -> [Bool] in
                 let started = reader.inEventLoop
-                await withCheckedContinuation { resumed in device.execute { resumed.resume() } }
+                // Handed to the device's loop from a job the reader's loop runs after this
+                // turn, so that the task has surely suspended when it is resumed (a resume
+                // that comes first lets the task go on where it suspended).
+                await withCheckedContinuation { resumed in
+                    reader.execute { device.execute { resumed.resume() } }
+                }
                 return [started, device.inEventLoop]
             }
         }.get()
