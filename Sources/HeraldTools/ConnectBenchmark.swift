@@ -133,14 +133,14 @@ public struct ConnectBenchmark: Sendable {
         try await Task.sleep(for: .milliseconds(Int(options.holdSeconds * 1000)))
         let rssAfter = options.serverPID.flatMap(ProcessMemory.residentKilobytes)
         try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
-        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        let cpu = CPUMeter(pid: options.serverPID)
         try await Task.sleep(for: .milliseconds(Int(options.idleSeconds * 1000)))
-        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
+        let idleCPU = cpu.used()
         for channel in channels { channel.close(promise: nil) }
         return Report(
             connections: channels.count, failures: failures, connectSeconds: elapsed.seconds,
             serverRSSBeforeKB: rssBefore, serverRSSAfterKB: rssAfter,
-            serverIdleCPUSeconds: cpuAfter.flatMap { after in cpuBefore.map { after - $0 } },
+            serverIdleCPUSeconds: idleCPU,
             idleSeconds: options.idleSeconds)
     }
 }

@@ -103,7 +103,7 @@ public struct DrainBenchmark: Sendable {
         let expected = options.messages - failures.value.load(ordering: .relaxed)
         progress("connecting the device")
         let received = Timeline(count: options.messages)
-        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        let cpu = CPUMeter(pid: options.serverPID)
         let origin = ContinuousClock.now
         let channel = try await BenchDevice.connect(
             host: options.target.gatewayHost, port: options.target.gatewayPort, localAddress: nil,
@@ -118,12 +118,12 @@ public struct DrainBenchmark: Sendable {
         while received.count < expected, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(2))
         }
-        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
+        let serverCPUSeconds = cpu.used()
         let last = received.values.max() ?? 0
         return Report(
             messages: options.messages, payloadBytes: options.payloadBytes,
             failedSends: failures.value.load(ordering: .relaxed), queueSeconds: queueSeconds,
             received: received.count, drainSeconds: Double(last) / 1e9,
-            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })
+            serverCPUSeconds: serverCPUSeconds)
     }
 }

@@ -92,7 +92,7 @@ public struct EndToEndBenchmark: Sendable {
         progress("sending \(total) messages at \(options.rate)/s")
         let next = RequestCounter()
         let failures = RequestCounter()
-        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        let cpu = CPUMeter(pid: options.serverPID)
         let start = ContinuousClock.now
         let path = "/v1/projects/\(projectID)/messages:send"
         let headers = [("Authorization", "Bearer \(accessToken)"), ("Content-Type", "application/json")]
@@ -127,7 +127,7 @@ public struct EndToEndBenchmark: Sendable {
         while receipts.count < total - failures.value.load(ordering: .relaxed), ContinuousClock.now < drainDeadline {
             try await Task.sleep(for: .milliseconds(50))
         }
-        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
+        let serverCPUSeconds = cpu.used()
         let sent = sends.values
         let received = receipts.values
         let answered = answers.values
@@ -141,7 +141,7 @@ public struct EndToEndBenchmark: Sendable {
             sent: total, received: latencies.count, failedSends: failures.value.load(ordering: .relaxed),
             seconds: sendSeconds,
             latency: LatencySummary(nanoseconds: latencies), answer: LatencySummary(nanoseconds: answerLatencies),
-            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })
+            serverCPUSeconds: serverCPUSeconds)
     }
 }
 

@@ -186,7 +186,7 @@ public struct FanoutBenchmark: Sendable {
         let options = options
         let before = try await fanoutCounter(headers: headers)
         let payload = String(repeating: "x", count: options.payloadBytes)
-        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        let cpu = CPUMeter(pid: options.serverPID)
         let sent = ContinuousClock.now
         let result = try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
             connection in
@@ -203,7 +203,7 @@ public struct FanoutBenchmark: Sendable {
         while receipts.count < options.connected, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(5))
         }
-        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
+        let serverCPUSeconds = cpu.used()
         let lastReceipt = receipts.values.filter { $0 >= 0 }.max() ?? 0
         let connectedSeconds = Double(lastReceipt) / 1e9 - (sent - origin).seconds
         var allQueued = ContinuousClock.now
@@ -211,7 +211,7 @@ public struct FanoutBenchmark: Sendable {
         while ContinuousClock.now < deadline {
             if try await fanoutCounter(headers: headers) - before >= Double(options.subscribers) {
                 allQueued = ContinuousClock.now
-                allQueuedCPU = options.serverPID.flatMap(ProcessCPU.seconds)
+                allQueuedCPU = cpu.used()
                 break
             }
             try await Task.sleep(for: .milliseconds(50))
@@ -220,8 +220,7 @@ public struct FanoutBenchmark: Sendable {
             subscribers: options.subscribers, acceptMilliseconds: (accepted - sent).seconds * 1000,
             connectedReceived: receipts.count, connectedSeconds: connectedSeconds,
             allQueuedSeconds: (allQueued - sent).seconds,
-            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } },
-            allQueuedCPUSeconds: cpuBefore.flatMap { before in allQueuedCPU.map { $0 - before } })
+            serverCPUSeconds: serverCPUSeconds, allQueuedCPUSeconds: allQueuedCPU)
     }
 
     /// The server's count of fanout deliveries, from `/metrics`.

@@ -300,9 +300,9 @@ public struct QuotaBenchmark: Sendable {
 
     /// Runs `body` and answers the server CPU seconds it took.
     static func cpu<T: Sendable>(pid: Int32, _ body: () async throws -> T) async throws -> (value: T, seconds: Double) {
-        let before = ProcessCPU.seconds(pid: pid) ?? 0
+        let meter = CPUMeter(pid: pid)
         let value = try await body()
-        return (value, (ProcessCPU.seconds(pid: pid) ?? 0) - before)
+        return (value, meter.used() ?? 0)
     }
 
     /// Sends topic messages at a fixed rate for a time over a few keep-alive connections,

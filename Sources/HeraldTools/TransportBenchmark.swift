@@ -69,12 +69,12 @@ public struct TransportBenchmark: Sendable {
             let order = round % 2 == 0 ? Transport.allCases : Transport.allCases.reversed()
             for transport in order {
                 try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
-                let before = options.serverPID.flatMap(ProcessCPU.seconds)
+                let meter = CPUMeter(pid: options.serverPID)
                 let (sent, failed, seconds) = try await load(transport)
-                let after = options.serverPID.flatMap(ProcessCPU.seconds)
+                let used = meter.used()
                 rates[transport, default: []].append(Double(sent) / seconds)
-                if let before, let after, sent > 0 {
-                    cpu[transport, default: []].append((after - before) * 1e6 / Double(sent))
+                if let used, sent > 0 {
+                    cpu[transport, default: []].append(used * 1e6 / Double(sent))
                 }
                 failures[transport, default: 0] += failed
                 progress("round \(round + 1) \(transport.rawValue): \(Int(Double(sent) / seconds)) sends/s")

@@ -101,7 +101,7 @@ public struct UpstreamBenchmark: Sendable {
         try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
         let total = options.devices * options.messagesPerDevice
         progress("sending \(total) upstream messages")
-        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        let cpu = CPUMeter(pid: options.serverPID)
         let started = ContinuousClock.now
         for round in 0..<options.messagesPerDevice {
             for (index, channel) in devices.enumerated() {
@@ -117,10 +117,10 @@ public struct UpstreamBenchmark: Sendable {
             try await Task.sleep(for: .milliseconds(20))
         }
         let (received, repeated, last) = arrivals.state.withLock { ($0.ids.count, $0.repeated, $0.last) }
-        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
+        let serverCPUSeconds = cpu.used()
         return Report(
             devices: options.devices, sent: total, received: received, repeated: repeated,
             seconds: ((last ?? ContinuousClock.now) - started).seconds,
-            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } })
+            serverCPUSeconds: serverCPUSeconds)
     }
 }

@@ -77,7 +77,7 @@ public struct WebPushBenchmark: Sendable {
         let authorization = try Self.authorization(vapid, key: key, audience: options.target.server.origin)
         try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
         progress("posting \(options.messages) push messages from \(options.senders) senders")
-        let cpuBefore = options.serverPID.flatMap(ProcessCPU.seconds)
+        let cpu = CPUMeter(pid: options.serverPID)
         let sends = Timeline(count: options.messages)
         let started = ContinuousClock.now
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -116,14 +116,14 @@ public struct WebPushBenchmark: Sendable {
         while arrivals.count < options.messages, ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(20))
         }
-        let cpuAfter = options.serverPID.flatMap(ProcessCPU.seconds)
+        let serverCPUSeconds = cpu.used()
         let latencies = zip(sends.values, arrivals.values).compactMap { send, arrival in
             arrival >= 0 && send >= 0 ? arrival - send : nil
         }
         return Report(
             devices: options.devices, sent: options.messages, received: arrivals.count,
             seconds: (sent - started).seconds,
-            serverCPUSeconds: cpuBefore.flatMap { before in cpuAfter.map { $0 - before } },
+            serverCPUSeconds: serverCPUSeconds,
             latency: LatencySummary(nanoseconds: latencies))
     }
 
