@@ -15,10 +15,10 @@ import Synchronization
 /// queued it (or on one of the server's loops, for a job queued elsewhere), and each turn
 /// runs the job that is first by lane order when it starts, not necessarily the one that
 /// asked for it. So a request's task runs on the thread that read the request, and a send
-/// that waits for a device's acknowledgement goes on on the thread that read it: no hand
-/// over to another pool and back, which cost about three thread switches a message. The
-/// lanes add a lock taken twice a job. What runs in a lane must not block for long, as it
-/// holds up that loop's connections: a password's hash is checked on `NIOThreadPool`.
+/// that waits for a device's acknowledgement goes on on the thread that read it, with no
+/// hand-over to another pool and back. The lanes add a lock taken twice a job. What runs
+/// in a lane must not block for long, as it holds up that loop's connections: slow work
+/// (a password's hash, a new RSA key) goes to `NIOThreadPool`.
 ///
 /// Each lane is a `TaskExecutor`: a task runs in a lane by preferring it
 /// (`withTaskExecutorPreference`), and so do the default actors it calls, as Swift runs
