@@ -7,9 +7,10 @@ subscriber counts:
   (c) drain: K messages stored for an offline app instance / a persistent-session
       subscriber (QoS 1, clean session off), delivered once it connects.
 
-Herald is driven by `herald bench fanout|e2e|drain` against a release server with the
-device gateway in plaintext, then with TLS. Mosquitto is driven by paho-mqtt (QoS 1 both
-ways), with as many subscriber processes as there are cores. The results go to the
+Each system runs twice, in plaintext and then with TLS (TLS 1.3, a P-256 certificate, the
+clients checking it). Herald is driven by `herald bench fanout|e2e|drain` against a
+release server; Mosquitto by paho-mqtt (QoS 1 both ways), with as many subscriber
+processes as there are cores. The results go to the
 terminal and, with --write, into BENCHMARKS.md between the comparison markers.
 
 Run it through scripts/compare-mosquitto, which installs what it needs.
@@ -17,6 +18,7 @@ Run it through scripts/compare-mosquitto, which installs what it needs.
 
 import argparse
 import datetime
+import getpass
 import json
 import multiprocessing
 import os
@@ -139,14 +141,28 @@ def measure_herald(binary, tls, options):
 
 
 class Mosquitto:
-    def __init__(self, messages):
+    def __init__(self, messages, tls):
         self.work = tempfile.mkdtemp(prefix="mosquitto-compare-")
         self.port = free_port()
+        self.ca = None
+        listener = f"listener {self.port} 127.0.0.1\n"
+        if tls:
+            # A self-signed P-256 certificate for 127.0.0.1, as Herald's gateway presents;
+            # the clients trust it and check it.
+            self.ca = os.path.join(self.work, "server.pem")
+            key = os.path.join(self.work, "server.key")
+            subprocess.run(
+                ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+                 "-nodes", "-days", "2", "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                 "-keyout", key, "-out", self.ca], check=True, capture_output=True)
+            listener += f"certfile {self.ca}\nkeyfile {key}\n"
         config = os.path.join(self.work, "mosquitto.conf")
         with open(config, "w") as f:
             # The same in-flight window as Herald's gateway (100), a queue that holds the
             # drain run, no connection limit; messages kept in memory (persistence off).
-            f.write(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+            # It runs as whoever runs this script (run as root, it would drop to its own user
+            # and could not read the key).
+            f.write(f"user {getpass.getuser()}\n{listener}allow_anonymous true\npersistence false\n"
                     f"max_inflight_messages 100\nmax_queued_messages {max(messages, 1000)}\n"
                     "max_connections -1\nlog_dest none\n")
         binary = shutil.which("mosquitto") or "/usr/sbin/mosquitto"
@@ -160,15 +176,37 @@ class Mosquitto:
                 time.sleep(0.05)
         raise RuntimeError("mosquitto did not start")
 
+    @property
+    def endpoint(self):
+        """Where clients connect: (port, the certificate to trust or None for plaintext)."""
+        return (self.port, self.ca)
+
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=30)
         shutil.rmtree(self.work, ignore_errors=True)
 
 
-def new_client(client_id, clean=True):
-    return mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean,
-                       protocol=mqtt.MQTTv311)
+class LoopbackClient(mqtt.Client):
+    """paho binds each socket to port 0 before connecting it, and such a bind finds no free
+    port while the last system's tens of thousands of connections are in TIME_WAIT;
+    connecting unbound lets Linux reuse those ports on loopback (tcp_tw_reuse)."""
+
+    def _create_socket_connection(self):
+        return socket.create_connection((self._host, self._port), timeout=self._connect_timeout)
+
+
+def new_client(client_id, endpoint, clean=True):
+    client = LoopbackClient(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id, clean_session=clean,
+                         protocol=mqtt.MQTTv311)
+    if endpoint[1]:
+        client.tls_set(ca_certs=endpoint[1])
+    return client
+
+
+def connect(client, endpoint):
+    client.connect("127.0.0.1", endpoint[0], keepalive=600)
+    client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class ClientLoop:
@@ -178,9 +216,8 @@ class ClientLoop:
         self.selector = selectors.DefaultSelector()
         self.clients = []
 
-    def add(self, client, port):
-        client.connect("127.0.0.1", port, keepalive=600)
-        client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def add(self, client, endpoint):
+        connect(client, endpoint)
         self.selector.register(client.socket(), selectors.EVENT_READ, client)
         self.clients.append(client)
         client.loop_write()
@@ -193,11 +230,15 @@ class ClientLoop:
                 if key.data.want_write():
                     key.data.loop_write()
             for client in self.clients:
+                # Records TLS has already decrypted wait in the socket, unseen by select.
+                pending = getattr(client.socket(), "pending", None)
+                if pending and pending():
+                    client.loop_read()
                 if client.want_write():
                     client.loop_write()
 
 
-def subscriber_worker(port, first, count, topic_of, payload_seq, commands, replies):
+def subscriber_worker(endpoint, first, count, topic_of, payload_seq, commands, replies):
     """Connects `count` subscribers, reports readiness, then records each receipt's time
     (and, for latency runs, the latency from the send time in the payload)."""
     loop = ClientLoop()
@@ -215,10 +256,10 @@ def subscriber_worker(port, first, count, topic_of, payload_seq, commands, repli
             state["latencies"].append(now - sent)
 
     for index in range(first, first + count):
-        client = new_client(f"sub-{index}")
+        client = new_client(f"sub-{index}", endpoint)
         client.on_subscribe = on_subscribe
         client.on_message = on_message
-        loop.add(client, port)
+        loop.add(client, endpoint)
         client.subscribe(topic_of(index), qos=1)
         client.loop_write()
         if index % 100 == 99:
@@ -244,14 +285,14 @@ def device_topic(index):
     return f"bench/device/{index}"
 
 
-def start_subscribers(port, total, topic_of, payload_seq):
+def start_subscribers(endpoint, total, topic_of, payload_seq):
     workers = []
     share = -(-total // os.cpu_count())
     for first in range(0, total, share):
         commands, replies = multiprocessing.Queue(), multiprocessing.Queue()
         process = multiprocessing.Process(
             target=subscriber_worker,
-            args=(port, first, min(share, total - first), topic_of, payload_seq, commands, replies))
+            args=(endpoint, first, min(share, total - first), topic_of, payload_seq, commands, replies))
         process.start()
         workers.append((process, commands, replies))
     for _, _, replies in workers:
@@ -269,18 +310,17 @@ def collect(workers, expected_per_worker):
     return outcomes
 
 
-def publisher(port):
-    client = new_client("publisher")
-    client.connect("127.0.0.1", port, keepalive=600)
-    client.socket().setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+def publisher(endpoint):
+    client = new_client("publisher", endpoint)
+    connect(client, endpoint)
     client.loop_start()
     return client
 
 
-def mosquitto_fanout(port, pid, options):
-    workers = start_subscribers(port, options.subscribers, fanout_topic, False)
+def mosquitto_fanout(endpoint, pid, options):
+    workers = start_subscribers(endpoint, options.subscribers, fanout_topic, False)
     time.sleep(0.5)
-    client = publisher(port)
+    client = publisher(endpoint)
     cpu_before = cpu_seconds(pid)
     sent = time.monotonic_ns()
     client.publish("bench/fanout", b"x" * options.payload, qos=1).wait_for_publish(10)
@@ -299,10 +339,10 @@ def share_of(total, parts, index):
     return min(share, total - index * share)
 
 
-def mosquitto_latency(port, pid, options):
+def mosquitto_latency(endpoint, pid, options):
     total = int(options.rate * options.seconds)
-    workers = start_subscribers(port, options.devices, device_topic, True)
-    client = publisher(port)
+    workers = start_subscribers(endpoint, options.devices, device_topic, True)
+    client = publisher(endpoint)
     fill = b"x" * options.payload
     cpu_before = cpu_seconds(pid)
     start = time.monotonic()
@@ -329,15 +369,15 @@ def mosquitto_latency(port, pid, options):
     return total, len(latencies), percentile(0.50), percentile(0.99), cpu_us
 
 
-def mosquitto_drain(port, pid, options):
-    subscriber = new_client("drain-subscriber", clean=False)
-    subscriber.connect("127.0.0.1", port, keepalive=600)
+def mosquitto_drain(endpoint, pid, options):
+    subscriber = new_client("drain-subscriber", endpoint, clean=False)
+    connect(subscriber, endpoint)
     subscriber.loop_start()
     subscriber.subscribe("bench/drain", qos=1)[1]
     time.sleep(0.2)
     subscriber.loop_stop()
     subscriber.disconnect()
-    client = publisher(port)
+    client = publisher(endpoint)
     fill = b"x" * options.payload
     infos = [client.publish("bench/drain", b"%d " % index + fill, qos=1) for index in range(options.messages)]
     for info in infos:
@@ -353,11 +393,11 @@ def mosquitto_drain(port, pid, options):
         state["last"] = time.monotonic_ns()
 
     loop = ClientLoop()
-    reconnecting = new_client("drain-subscriber", clean=False)
+    reconnecting = new_client("drain-subscriber", endpoint, clean=False)
     reconnecting.on_message = on_message
     cpu_before = cpu_seconds(pid)
     started = time.monotonic_ns()
-    loop.add(reconnecting, port)
+    loop.add(reconnecting, endpoint)
     loop.run(lambda: state["received"] >= options.messages, 60)
     cpu_after = cpu_seconds(pid)
     reconnecting.disconnect()
@@ -365,13 +405,13 @@ def mosquitto_drain(port, pid, options):
         (cpu_after - cpu_before) * 1e6 / max(1, state["received"])
 
 
-def measure_mosquitto(options):
-    broker = Mosquitto(options.messages)
+def measure_mosquitto(tls, options):
+    broker = Mosquitto(options.messages, tls)
     try:
         pid = broker.process.pid
-        fanout_received, fanout_rate, fanout_cpu = mosquitto_fanout(broker.port, pid, options)
-        sent, received, p50, p99, e2e_cpu = mosquitto_latency(broker.port, pid, options)
-        drain_received, drain_seconds, drain_cpu = mosquitto_drain(broker.port, pid, options)
+        fanout_received, fanout_rate, fanout_cpu = mosquitto_fanout(broker.endpoint, pid, options)
+        sent, received, p50, p99, e2e_cpu = mosquitto_latency(broker.endpoint, pid, options)
+        drain_received, drain_seconds, drain_cpu = mosquitto_drain(broker.endpoint, pid, options)
     finally:
         broker.stop()
     return {
@@ -391,7 +431,8 @@ def version(command):
         return "unknown"
 
 
-def table(options, herald_plain, herald_tls, mosquitto_result):
+def table(options, herald, mosquitto):
+    """herald and mosquitto map "plaintext" and "tls" to one run's figures."""
     def ratio(herald_value, mosquitto_value, higher_is_better):
         if not mosquitto_value or not herald_value:
             return "—"
@@ -418,22 +459,28 @@ def table(options, herald_plain, herald_tls, mosquitto_result):
         return style.format(value)
 
     lines = [
-        "| measure | Herald, plaintext | Herald, TLS | Mosquitto | Herald (plaintext) vs Mosquitto |",
-        "|---|---|---|---|---|",
+        "| measure | Herald, plaintext | Mosquitto, plaintext | Herald vs Mosquitto | Herald, TLS | Mosquitto, TLS "
+        "| Herald vs Mosquitto |",
+        "|---|---|---|---|---|---|---|",
     ]
     for label, key, higher, style in rows:
-        lines.append(
-            f"| {label} | {shown(herald_plain[key], style)} | {shown(herald_tls[key], style)} | "
-            f"{shown(mosquitto_result[key], style)} | {ratio(herald_plain[key], mosquitto_result[key], higher)} |")
-    counts = (
-        f"Delivered: fanout {herald_plain['fanout_received']:,} / {herald_tls['fanout_received']:,} / "
-        f"{mosquitto_result['fanout_received']:,} of {options.subscribers:,}; one-to-one "
-        f"{herald_plain['e2e_received']:,} / {herald_tls['e2e_received']:,} / {mosquitto_result['e2e_received']:,} "
-        f"of {herald_plain['e2e_sent']:,}; drain {herald_plain['drain_received']:,} / "
-        f"{herald_tls['drain_received']:,} / {mosquitto_result['drain_received']:,} of {options.messages:,} "
-        "(Herald plaintext / Herald TLS / Mosquitto). The ratio column is Herald's figure over Mosquitto's "
-        "where higher is better and Mosquitto's over Herald's where lower is better: above 1× Herald is ahead.")
-    return "\n".join(lines) + "\n\n" + counts
+        cells = [label]
+        for gateway in ("plaintext", "tls"):
+            cells += [shown(herald[gateway][key], style), shown(mosquitto[gateway][key], style),
+                      ratio(herald[gateway][key], mosquitto[gateway][key], higher)]
+        lines.append("| " + " | ".join(cells) + " |")
+
+    def counts(key):
+        return " / ".join(f"{figures[gateway][key]:,}" for gateway in ("plaintext", "tls")
+                          for figures in (herald, mosquitto))
+
+    delivered = (
+        f"Delivered: fanout {counts('fanout_received')} of {options.subscribers:,}; one-to-one "
+        f"{counts('e2e_received')} of {herald['plaintext']['e2e_sent']:,}; drain {counts('drain_received')} of "
+        f"{options.messages:,} (Herald plaintext / Mosquitto plaintext / Herald TLS / Mosquitto TLS). A ratio "
+        "is Herald's figure over Mosquitto's where higher is better and Mosquitto's over Herald's where lower "
+        "is better: above 1× Herald is ahead.")
+    return "\n".join(lines) + "\n\n" + delivered
 
 
 def main():
@@ -450,19 +497,18 @@ def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
-    print("== Mosquitto", flush=True)
-    mosquitto_result = measure_mosquitto(options)
-    print(json.dumps(mosquitto_result), flush=True)
     # Tens of thousands of closed connections are still being torn down by the kernel
     # after each system's run; the next one starts once that has settled.
-    time.sleep(10)
-    print("== Herald, plaintext gateway", flush=True)
-    herald_plain = measure_herald(options.herald, False, options)
-    print(json.dumps(herald_plain), flush=True)
-    time.sleep(10)
-    print("== Herald, TLS gateway", flush=True)
-    herald_tls = measure_herald(options.herald, True, options)
-    print(json.dumps(herald_tls), flush=True)
+    herald, mosquitto = {}, {}
+    for gateway in ("plaintext", "tls"):
+        print(f"== Mosquitto, {gateway}", flush=True)
+        mosquitto[gateway] = measure_mosquitto(gateway == "tls", options)
+        print(json.dumps(mosquitto[gateway]), flush=True)
+        time.sleep(10)
+        print(f"== Herald, {gateway}", flush=True)
+        herald[gateway] = measure_herald(options.herald, gateway == "tls", options)
+        print(json.dumps(herald[gateway]), flush=True)
+        time.sleep(10)
 
     command = " ".join(["scripts/compare-mosquitto", *sys.argv[1:]])
     mosquitto_version = version(["dpkg-query", "-W", "-f=${Version}", "mosquitto"])
@@ -470,7 +516,7 @@ def main():
         f"Measured {datetime.date.today().isoformat()} with `{command}` on {platform.machine()}, "
         f"{os.cpu_count()} cores, Linux {platform.release()}; Mosquitto {mosquitto_version} (Debian), "
         f"paho-mqtt {paho.mqtt.__version__}, {options.payload}-byte payloads.\n\n"
-        + table(options, herald_plain, herald_tls, mosquitto_result))
+        + table(options, herald, mosquitto))
     print()
     print(section)
     if options.write:
