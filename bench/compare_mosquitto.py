@@ -27,6 +27,7 @@ import resource
 import selectors
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -483,6 +484,46 @@ def table(options, herald, mosquitto):
     return "\n".join(lines) + "\n\n" + delivered
 
 
+def summary(runs):
+    """The targets' ratios run by run and their medians: runs holds (time, herald,
+    mosquitto) for each run."""
+    columns = [
+        ("plaintext fanout deliveries/s", "plaintext", "fanout_per_second", True, "{:,.0f}", ""),
+        ("plaintext CPU a delivery", "plaintext", "fanout_cpu_us", False, "{:.0f}", " µs"),
+        ("TLS fanout deliveries/s", "tls", "fanout_per_second", True, "{:,.0f}", ""),
+        ("TLS CPU a delivery", "tls", "fanout_cpu_us", False, "{:.0f}", " µs"),
+    ]
+    lines = ["| run | " + " | ".join(c[0] for c in columns) + " | one-to-one p99, plaintext | one-to-one p99, TLS |",
+             "|---" * (len(columns) + 3) + "|"]
+    ratios = []
+    for number, (started, herald, mosquitto) in enumerate(runs, 1):
+        cells, row = [], []
+        for _, gateway, key, higher, style, unit in columns:
+            ours, theirs = herald[gateway][key], mosquitto[gateway][key]
+            # A run too short for the CPU clock's ticks reads 0: no ratio.
+            ratio = (ours / theirs if higher else theirs / ours) if ours and theirs else None
+            row.append(ratio)
+            shown = f"{ratio:.2f}×" if ratio is not None else "—"
+            cells.append(f"{style.format(ours)} / {style.format(theirs)}{unit} = {shown}")
+        for gateway in ("plaintext", "tls"):
+            ours, theirs = herald[gateway]["p99_us"], mosquitto[gateway]["p99_us"]
+            row.append(ours / theirs)
+            cells.append(f"{ours / 1000:.2f} / {theirs / 1000:.2f} ms = {ours / theirs:.2f} times")
+        ratios.append(row)
+        lines.append(f"| {number} ({started}) | " + " | ".join(cells) + " |")
+
+    def median(column, unit):
+        known = [ratio for ratio in column if ratio is not None]
+        return f"**{statistics.median(known):.2f}{unit}**" if known else "—"
+
+    medians = [median(column, "×" if index < len(columns) else " times")
+               for index, column in enumerate(zip(*ratios))]
+    lines.append("| median | " + " | ".join(medians) + " |")
+    return ("Each run's Herald over Mosquitto, the same gateway on both sides, and the medians: in the "
+            "fanout columns above 1× Herald is ahead; the p99 columns are Herald's p99 over Mosquitto's.\n\n"
+            + "\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--herald", default=os.path.join(ROOT, ".build", "release", "herald"))
@@ -492,31 +533,41 @@ def main():
     parser.add_argument("--devices", type=int, default=300)
     parser.add_argument("--messages", type=int, default=1_000)
     parser.add_argument("--payload", type=int, default=64)
+    parser.add_argument("--runs", type=int, default=1,
+                        help="repeat the whole comparison; with more than one, the ratios' medians follow")
     parser.add_argument("--write", action="store_true", help="replace the table in BENCHMARKS.md")
     options = parser.parse_args()
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
 
-    # Tens of thousands of closed connections are still being torn down by the kernel
-    # after each system's run; the next one starts once that has settled.
-    herald, mosquitto = {}, {}
-    for gateway in ("plaintext", "tls"):
-        print(f"== Mosquitto, {gateway}", flush=True)
-        mosquitto[gateway] = measure_mosquitto(gateway == "tls", options)
-        print(json.dumps(mosquitto[gateway]), flush=True)
-        time.sleep(10)
-        print(f"== Herald, {gateway}", flush=True)
-        herald[gateway] = measure_herald(options.herald, gateway == "tls", options)
-        print(json.dumps(herald[gateway]), flush=True)
-        time.sleep(10)
+    runs = []
+    for number in range(1, options.runs + 1):
+        started = datetime.datetime.now().strftime("%H:%M")
+        print(f"=== run {number} of {options.runs}, {started}", flush=True)
+        # Tens of thousands of closed connections are still being torn down by the kernel
+        # after each system's run; the next one starts once that has settled.
+        herald, mosquitto = {}, {}
+        for gateway in ("plaintext", "tls"):
+            print(f"== Mosquitto, {gateway}", flush=True)
+            mosquitto[gateway] = measure_mosquitto(gateway == "tls", options)
+            print(json.dumps(mosquitto[gateway]), flush=True)
+            time.sleep(10)
+            print(f"== Herald, {gateway}", flush=True)
+            herald[gateway] = measure_herald(options.herald, gateway == "tls", options)
+            print(json.dumps(herald[gateway]), flush=True)
+            time.sleep(10)
+        runs.append((started, herald, mosquitto))
 
     command = " ".join(["scripts/compare-mosquitto", *sys.argv[1:]])
     mosquitto_version = version(["dpkg-query", "-W", "-f=${Version}", "mosquitto"])
+    last = f" (the last of {options.runs} runs, {runs[-1][0]})" if options.runs > 1 else ""
     section = (
-        f"Measured {datetime.date.today().isoformat()} with `{command}` on {platform.machine()}, "
+        f"Measured {datetime.date.today().isoformat()} with `{command}`{last} on {platform.machine()}, "
         f"{os.cpu_count()} cores, Linux {platform.release()}; Mosquitto {mosquitto_version} (Debian), "
         f"paho-mqtt {paho.mqtt.__version__}, {options.payload}-byte payloads.\n\n"
-        + table(options, herald, mosquitto))
+        + table(options, runs[-1][1], runs[-1][2]))
+    if options.runs > 1:
+        section += "\n\n" + summary(runs)
     print()
     print(section)
     if options.write:
