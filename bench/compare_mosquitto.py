@@ -432,14 +432,29 @@ def version(command):
         return "unknown"
 
 
+def ratio(herald_value, mosquitto_value, herald_over_mosquitto):
+    """Herald's figure over Mosquitto's, or the inverse; None when either is 0 (a run too
+    short for the CPU clock's ticks reads 0)."""
+    if not herald_value or not mosquitto_value:
+        return None
+    return herald_value / mosquitto_value if herald_over_mosquitto else mosquitto_value / herald_value
+
+
+def shown(value, style):
+    """A figure as the tables print it: µs as ms, seconds as ms, or a format string."""
+    if style == "ms":
+        return f"{value / 1000:.2f}"
+    if style == "s":
+        return f"{value * 1000:.1f}"
+    return style.format(value)
+
+
+def shown_ratio(value, unit="×"):
+    return "—" if value is None else f"{value:.2f}{unit}"
+
+
 def table(options, herald, mosquitto):
     """herald and mosquitto map "plaintext" and "tls" to one run's figures."""
-    def ratio(herald_value, mosquitto_value, higher_is_better):
-        if not mosquitto_value or not herald_value:
-            return "—"
-        value = herald_value / mosquitto_value if higher_is_better else mosquitto_value / herald_value
-        return f"{value:.2f}×"
-
     rows = [
         (f"(a) fanout to {options.subscribers:,} connected subscribers, deliveries/s (higher is better)",
          "fanout_per_second", True, "{:,.0f}"),
@@ -451,14 +466,6 @@ def table(options, herald, mosquitto):
         (f"(c) drain {options.messages:,} stored messages on reconnect, ms (lower is better)", "drain_seconds",
          False, "s"),
     ]
-
-    def shown(value, style):
-        if style == "ms":
-            return f"{value / 1000:.2f}"
-        if style == "s":
-            return f"{value * 1000:.1f}"
-        return style.format(value)
-
     lines = [
         "| measure | Herald, plaintext | Mosquitto, plaintext | Herald vs Mosquitto | Herald, TLS | Mosquitto, TLS "
         "| Herald vs Mosquitto |",
@@ -467,8 +474,8 @@ def table(options, herald, mosquitto):
     for label, key, higher, style in rows:
         cells = [label]
         for gateway in ("plaintext", "tls"):
-            cells += [shown(herald[gateway][key], style), shown(mosquitto[gateway][key], style),
-                      ratio(herald[gateway][key], mosquitto[gateway][key], higher)]
+            ours, theirs = herald[gateway][key], mosquitto[gateway][key]
+            cells += [shown(ours, style), shown(theirs, style), shown_ratio(ratio(ours, theirs, higher))]
         lines.append("| " + " | ".join(cells) + " |")
 
     def counts(key):
@@ -484,40 +491,38 @@ def table(options, herald, mosquitto):
     return "\n".join(lines) + "\n\n" + delivered
 
 
+# The figures issue 46 sets targets on, as the runs' summary shows them: label, gateway,
+# key, whether the ratio is Herald's over Mosquitto's, style, unit, and the ratio's unit.
+# The fanout ratios are above 1 where Herald is ahead; the p99's is Herald's over Mosquitto's.
+SUMMARY_COLUMNS = [
+    ("plaintext fanout deliveries/s", "plaintext", "fanout_per_second", True, "{:,.0f}", "", "×"),
+    ("plaintext CPU a delivery", "plaintext", "fanout_cpu_us", False, "{:.0f}", " µs", "×"),
+    ("TLS fanout deliveries/s", "tls", "fanout_per_second", True, "{:,.0f}", "", "×"),
+    ("TLS CPU a delivery", "tls", "fanout_cpu_us", False, "{:.0f}", " µs", "×"),
+    ("one-to-one p99, plaintext", "plaintext", "p99_us", True, "ms", " ms", " times"),
+    ("one-to-one p99, TLS", "tls", "p99_us", True, "ms", " ms", " times"),
+]
+
+
 def summary(runs):
     """The targets' ratios run by run and their medians: runs holds (time, herald,
     mosquitto) for each run."""
-    columns = [
-        ("plaintext fanout deliveries/s", "plaintext", "fanout_per_second", True, "{:,.0f}", ""),
-        ("plaintext CPU a delivery", "plaintext", "fanout_cpu_us", False, "{:.0f}", " µs"),
-        ("TLS fanout deliveries/s", "tls", "fanout_per_second", True, "{:,.0f}", ""),
-        ("TLS CPU a delivery", "tls", "fanout_cpu_us", False, "{:.0f}", " µs"),
-    ]
-    lines = ["| run | " + " | ".join(c[0] for c in columns) + " | one-to-one p99, plaintext | one-to-one p99, TLS |",
-             "|---" * (len(columns) + 3) + "|"]
+    lines = ["| run | " + " | ".join(column[0] for column in SUMMARY_COLUMNS) + " |",
+             "|---" * (len(SUMMARY_COLUMNS) + 1) + "|"]
     ratios = []
     for number, (started, herald, mosquitto) in enumerate(runs, 1):
-        cells, row = [], []
-        for _, gateway, key, higher, style, unit in columns:
+        row = []
+        for _, gateway, key, herald_over_mosquitto, style, unit, _ in SUMMARY_COLUMNS:
             ours, theirs = herald[gateway][key], mosquitto[gateway][key]
-            # A run too short for the CPU clock's ticks reads 0: no ratio.
-            ratio = (ours / theirs if higher else theirs / ours) if ours and theirs else None
-            row.append(ratio)
-            shown = f"{ratio:.2f}×" if ratio is not None else "—"
-            cells.append(f"{style.format(ours)} / {style.format(theirs)}{unit} = {shown}")
-        for gateway in ("plaintext", "tls"):
-            ours, theirs = herald[gateway]["p99_us"], mosquitto[gateway]["p99_us"]
-            row.append(ours / theirs)
-            cells.append(f"{ours / 1000:.2f} / {theirs / 1000:.2f} ms = {ours / theirs:.2f} times")
-        ratios.append(row)
+            row.append((ours, theirs, ratio(ours, theirs, herald_over_mosquitto)))
+        ratios.append([value for _, _, value in row])
+        cells = [f"{shown(ours, column[4])} / {shown(theirs, column[4])}{column[5]} = {shown_ratio(value, column[6])}"
+                 for (ours, theirs, value), column in zip(row, SUMMARY_COLUMNS)]
         lines.append(f"| {number} ({started}) | " + " | ".join(cells) + " |")
-
-    def median(column, unit):
-        known = [ratio for ratio in column if ratio is not None]
-        return f"**{statistics.median(known):.2f}{unit}**" if known else "—"
-
-    medians = [median(column, "×" if index < len(columns) else " times")
-               for index, column in enumerate(zip(*ratios))]
+    medians = []
+    for column, values in zip(SUMMARY_COLUMNS, zip(*ratios)):
+        known = [value for value in values if value is not None]
+        medians.append(f"**{shown_ratio(statistics.median(known), column[6])}**" if known else "—")
     lines.append("| median | " + " | ".join(medians) + " |")
     return ("Each run's Herald over Mosquitto, the same gateway on both sides, and the medians: in the "
             "fanout columns above 1× Herald is ahead; the p99 columns are Herald's p99 over Mosquitto's.\n\n"
