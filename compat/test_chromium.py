@@ -155,16 +155,19 @@ def post_json(url, body, headers):
         return json.loads(response.read())
 
 
-def web_registration(herald, project, subscription):
+def web_registration(herald, project, subscription, application_server_key=None):
     """An FCM token for a browser subscription, made as the Firebase JS SDK makes it: an
-    installation, then a registration naming the subscription's endpoint and keys."""
+    installation, then a registration naming the subscription's endpoint and keys, and the
+    site's own key when it has one (`applicationPubKey`)."""
     api = {"x-goog-api-key": project["api_key"]}
     installation = post_json(f"{herald.url}/v1/projects/{project['id']}/installations",
                              {"appId": f"1:{project['number']}:web:chromium", "authVersion": "FIS_v2"}, api)
+    web = {"endpoint": subscription["endpoint"], "p256dh": subscription["keys"]["p256dh"],
+           "auth": subscription["keys"]["auth"]}
+    if application_server_key:
+        web["applicationPubKey"] = application_server_key
     registration = post_json(
-        f"{herald.url}/v1/projects/{project['id']}/registrations",
-        {"web": {"endpoint": subscription["endpoint"], "p256dh": subscription["keys"]["p256dh"],
-                 "auth": subscription["keys"]["auth"]}},
+        f"{herald.url}/v1/projects/{project['id']}/registrations", {"web": web},
         {**api, "x-goog-firebase-installations-auth": installation["authToken"]["token"]})
     return registration["token"]
 
@@ -215,13 +218,17 @@ def test_L6_a_browser_unsubscribes_one_site_and_the_other_still_receives(herald,
         internals = browser.open("chrome://gcm-internals")
         browser.evaluate(internals, "chrome.send('setRecording', [true])")
 
+        # Each site's own key, which the project holds as its web push certificates.
+        keys = [application_server_key() for _ in origins]
+        herald.cli("project", "set", project["id"], "web-push-keys=" + ",".join(keys))
+        time.sleep(1.5)  # a running server reads settings within a second
         sessions, tokens = [], []
-        for origin in origins:
+        for origin, key in zip(origins, keys):
             session = browser.open(f"{origin.url}/")
-            subscription = json.loads(browser.evaluate(session, f"subscribe('{application_server_key()}')"))
+            subscription = json.loads(browser.evaluate(session, f"subscribe('{key}')"))
             assert subscription["endpoint"].split("/fcm/send/")[1]
             sessions.append(session)
-            tokens.append(web_registration(herald, project, subscription))
+            tokens.append(web_registration(herald, project, subscription, key))
 
         # herald project show lists the browser's registrations by the site their channel is for.
         shown = herald.cli("project", "show", project["id"])

@@ -239,7 +239,11 @@ def patient_server(server):
     at once before the deadline drops them."""
     herald = HeraldServer()
     herald.projects = {"compat-devices": herald.create_project("compat-devices")}
-    herald.start("--login-timeout", str(SILENT_DEADLINE))
+    # The bounds on connections not yet authenticated are lifted: this checks that the
+    # login deadline drops silent connections at scale (test_attacks_second_round.py checks
+    # the bounds).
+    herald.start("--login-timeout", str(SILENT_DEADLINE), "--unauthenticated-connections-per-address", "0",
+                 "--unauthenticated-connections", "0")
     yield herald
     herald.stop()
     # Put back the module server's receiver redirections for the tests after this one.

@@ -98,9 +98,10 @@ public struct DeviceRegistrar: Sendable {
     }
 
     /// An FCM web registration riding on a push channel; answers the registration token.
+    /// The device that made the channel says so with its check-in credentials.
     public func registerWeb(
         projectID: String, apiKey: String, installationAuth: String, channelToken: String, p256dh: [UInt8],
-        auth: [UInt8]
+        auth: [UInt8], device: (androidID: UInt64, securityToken: UInt64)? = nil
     ) async throws -> String {
         let body = JSONValue.object([
             (
@@ -116,7 +117,7 @@ public struct DeviceRegistrar: Sendable {
             headers: [
                 ("x-goog-api-key", apiKey), ("x-goog-firebase-installations-auth", installationAuth),
                 ("Content-Type", "application/json"),
-            ],
+            ] + (device.map { [("Authorization", "AidLogin \($0.androidID):\($0.securityToken)")] } ?? []),
             body: body.renderedBytes)
         guard result.status == 200, let token = (try? JSONParser.parse(result.body))?["token"]?.stringValue else {
             throw Failure(

@@ -156,7 +156,8 @@ public actor HeraldClient {
             made.token = try await registrar.registerWeb(
                 projectID: configuration.projectID, apiKey: configuration.apiKey,
                 installationAuth: installation.authToken, channelToken: channel,
-                p256dh: Array(key.publicKey.x963Representation), auth: auth)
+                p256dh: Array(key.publicKey.x963Representation), auth: auth,
+                device: (androidID, securityToken))
             made.webPrivateKey = Base64URL.encode(key.rawRepresentation)
             made.webAuthSecret = Base64URL.encode(auth)
         }

@@ -1,3 +1,4 @@
+import HTTPTypes
 import HeraldCore
 import Hummingbird
 import NIOCore
@@ -11,6 +12,9 @@ enum ConsoleResponse {
         headers[.contentSecurityPolicy] =
             "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; form-action 'self'; frame-ancestors 'none'"
         headers[.xContentTypeOptions] = "nosniff"
+        // For browsers that predate frame-ancestors, and so no URL leaves the console.
+        headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+        headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
         let body = ConsolePages.render(template, values)
         return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: body)))
     }

@@ -1,5 +1,6 @@
 public import HeraldCore
 public import HeraldHTTP
+import HeraldStorage
 public import Hummingbird
 import HummingbirdAuth
 import HummingbirdBcrypt
@@ -71,23 +72,35 @@ public struct ConsoleRoutes: Sendable {
         }
         let name = form["name"] ?? ""
         let password = form["password"] ?? ""
-        let delay = throttle.delaySeconds(name: name, address: context.sourceAddress, now: environment.clock.now())
-        if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
-        let user = try await environment.store.consoleUser(name: name)
-        // Off the event loop: the unknown name's hash is made on first use, and checking a
-        // hash takes as long as making one.
-        let known = user?.passwordHash
-        let matches = try await NIOThreadPool.singleton.runIfActive {
-            Bcrypt.verify(password, hash: known ?? Self.unknownUserHash)
+        guard let delay = throttle.begin(name: name, address: context.sourceAddress, now: environment.clock.now())
+        else {
+            environment.metrics.increment("herald_console_sign_in_failures_total", [("reason", "concurrent")])
+            return ConsoleResponse.refused(
+                .tooManyRequests, "Another sign-in for this name or from this address is being checked; try again.")
+        }
+        let user: ConsoleUser?
+        let matches: Bool
+        do {
+            if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
+            user = try await environment.store.consoleUser(name: name)
+            // Off the event loop: the unknown name's hash is made on first use, and checking a
+            // hash takes as long as making one.
+            let known = user?.passwordHash
+            matches = try await NIOThreadPool.singleton.runIfActive {
+                Bcrypt.verify(password, hash: known ?? Self.unknownUserHash)
+            }
+        } catch {
+            throttle.failed(name: name, address: context.sourceAddress, now: environment.clock.now())
+            throw error
         }
         guard let user, matches else {
             throttle.failed(name: name, address: context.sourceAddress, now: environment.clock.now())
-            environment.metrics.increment("herald_console_sign_in_failures_total", [])
+            environment.metrics.increment("herald_console_sign_in_failures_total", [("reason", "wrong")])
             context.logger.warning(
                 "console sign-in refused", metadata: ["name": "\(name)", "address": "\(context.sourceAddress)"])
             return signInPage(request, context, error: "Wrong name or password.")
         }
-        throttle.succeeded(name: name)
+        throttle.succeeded(name: name, address: context.sourceAddress)
         context.sessions.setSession(ConsoleSession(user: user.name, csrfToken: SecureRandom.token(bytes: 32)))
         context.logger.info("console sign-in", metadata: ["name": "\(user.name)"])
         return .redirect(to: "/console", type: .normal)

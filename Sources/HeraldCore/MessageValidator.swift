@@ -89,6 +89,10 @@ public enum MessageValidator {
         for member in members {
             let key = member.key
             let lower = key.lowercased()
+            if key.utf8.contains(0) {
+                throw HeraldError.invalidField(
+                    path, "Invalid data payload key: a key may not contain U+0000.", legacyName: "InvalidDataKey")
+            }
             if key.isEmpty || lower == "from" || lower == "notification" || lower == "message_type"
                 || lower.hasPrefix("google") || lower.hasPrefix("gcm")
             {

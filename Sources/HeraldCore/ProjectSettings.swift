@@ -33,10 +33,45 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
     public var xmppConnectsPerMinute: Int = 400
     /// App-server connections at once (T5). Default 2,500.
     public var xmppConnections: Int = 2_500
+    /// Upstream messages waiting for the project's app servers (T5). Default 10,000.
+    public var upstreamWaiting: Int = 10_000
+    /// The Web Push public keys (VAPID, base64url) the project holds, as FCM's web push
+    /// certificates: browser push channels made for one of these site keys may carry the
+    /// project's web registrations. Default none (Firebase's default key needs none).
+    public var webPushKeys: [String] = []
 
     public init() {}
 
-    /// Every setting an operator can change, by the name `herald project set` takes.
+    public init(from decoder: any Decoder) throws {
+        // A setting added later is absent from settings stored before it: it keeps its default.
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        let defaults = ProjectSettings()
+        func read<Value: Decodable>(_ key: CodingKeys, _ fallback: Value) throws -> Value {
+            try container.decodeIfPresent(Value.self, forKey: key) ?? fallback
+        }
+        message = try read(.message, defaults.message)
+        maxPending = try read(.maxPending, defaults.maxPending)
+        maxCollapseKeys = try read(.maxCollapseKeys, defaults.maxCollapseKeys)
+        inactiveAfterDays = try read(.inactiveAfterDays, defaults.inactiveAfterDays)
+        downstreamPerMinute = try read(.downstreamPerMinute, defaults.downstreamPerMinute)
+        topicOpsPerSecond = try read(.topicOpsPerSecond, defaults.topicOpsPerSecond)
+        maxFanouts = try read(.maxFanouts, defaults.maxFanouts)
+        collapsibleBurst = try read(.collapsibleBurst, defaults.collapsibleBurst)
+        collapsibleRefillSeconds = try read(.collapsibleRefillSeconds, defaults.collapsibleRefillSeconds)
+        devicePerMinute = try read(.devicePerMinute, defaults.devicePerMinute)
+        devicePerHour = try read(.devicePerHour, defaults.devicePerHour)
+        upstreamPerMinute = try read(.upstreamPerMinute, defaults.upstreamPerMinute)
+        upstreamDevicePerMinute = try read(.upstreamDevicePerMinute, defaults.upstreamDevicePerMinute)
+        xmppConnectsPerMinute = try read(.xmppConnectsPerMinute, defaults.xmppConnectsPerMinute)
+        xmppConnections = try read(.xmppConnections, defaults.xmppConnections)
+        upstreamWaiting = try read(.upstreamWaiting, defaults.upstreamWaiting)
+        webPushKeys = try read(.webPushKeys, defaults.webPushKeys)
+    }
+
+    /// The name `herald project set` takes for `webPushKeys`: a comma-separated list.
+    public static let webPushKeysName = "web-push-keys"
+
+    /// Every numeric setting an operator can change, by the name `herald project set` takes.
     public static var names: [(name: String, keyPath: WritableKeyPath<ProjectSettings, Int>)] {
         [
             ("downstream-per-minute", \.downstreamPerMinute), ("topic-ops-per-second", \.topicOpsPerSecond),
@@ -47,17 +82,28 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
             ("inactive-after-days", \.inactiveAfterDays), ("upstream-per-minute", \.upstreamPerMinute),
             ("upstream-device-per-minute", \.upstreamDevicePerMinute),
             ("xmpp-connects-per-minute", \.xmppConnectsPerMinute),
-            ("xmpp-connections", \.xmppConnections), ("max-payload-bytes", \.message.maximumPayloadBytes),
+            ("xmpp-connections", \.xmppConnections), ("upstream-waiting", \.upstreamWaiting),
+            ("max-payload-bytes", \.message.maximumPayloadBytes),
             ("max-topic-payload-bytes", \.message.maximumTopicPayloadBytes),
         ]
     }
 
     /// Applies `name=value`; throws a message naming what is wrong.
     public mutating func apply(_ assignment: String) throws(SettingError) {
-        let parts = assignment.split(separator: "=", maxSplits: 1).map(String.init)
+        let parts = assignment.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false).map(String.init)
         guard parts.count == 2 else { throw SettingError("expected name=value, got \(assignment)") }
+        if parts[0] == Self.webPushKeysName {
+            let keys = parts[1].split(separator: ",").map(String.init)
+            guard let bad = keys.first(where: { !WebChannelBinding.isPublicKey($0) }) else {
+                webPushKeys = keys
+                return
+            }
+            throw SettingError("\(Self.webPushKeysName) takes P-256 public keys in base64url, got \(bad)")
+        }
         guard let setting = Self.names.first(where: { $0.name == parts[0] }) else {
-            throw SettingError("unknown setting \(parts[0]); known: \(Self.names.map(\.name).joined(separator: ", "))")
+            throw SettingError(
+                "unknown setting \(parts[0]); known: \((Self.names.map(\.name) + [Self.webPushKeysName]).joined(separator: ", "))"
+            )
         }
         guard let value = Int(parts[1]), value >= 0 else {
             throw SettingError("\(parts[0]) takes a whole number of at least 0, got \(parts[1])")

@@ -39,6 +39,9 @@ public struct UpstreamMessage: Sendable, Hashable {
     /// The most upstream messages one device may have waiting for app servers: past it, a
     /// device whose app servers do not take its messages cannot fill the store.
     public static let maximumWaitingPerDevice = 1000
+    /// The longest message id a device may give an upstream message: ids are the app's
+    /// short names for its messages, and every waiting message keeps its own.
+    public static let maximumMessageIDBytes = 256
 
     public init(
         sequence: Int64 = 0, projectID: String, kind: Kind, messageID: String, token: String, category: String,

@@ -44,12 +44,14 @@ public struct UpstreamRequest: Sendable, Hashable {
 /// Why an upstream message was not sent, with the names a device's `send_error` carries
 /// (the Android SDK reads them into its send exception's codes).
 public enum UpstreamError: String, Sendable, Hashable, Error {
-    /// No message id, a `to` that is not the project's sender id, or a token that is not the device's.
+    /// No message id or one longer than `UpstreamMessage.maximumMessageIDBytes`, a `to` that
+    /// is not the project's sender id, or a token that is not the device's.
     case invalidParameters = "InvalidParameters"
     /// More than 4 KB of data.
     case messageTooBig = "MessageTooBig"
     /// Past the project's or the device's upstream limit (SEMANTICS T5), or the device has
-    /// `UpstreamMessage.maximumWaitingPerDevice` messages no app server has taken yet.
+    /// `UpstreamMessage.maximumWaitingPerDevice` messages no app server has taken yet, or
+    /// the project its `upstream-waiting`.
     case tooManyMessages = "TooManyMessages"
     /// No app server acknowledged it within its time to live, or it could not be kept.
     case serviceNotAvailable = "SERVICE_NOT_AVAILABLE"

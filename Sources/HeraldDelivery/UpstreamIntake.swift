@@ -7,7 +7,8 @@ import Synchronization
 
 /// Takes devices' upstream messages for their app servers: checks each against the
 /// sending device's registration, the 4 KB limit, SEMANTICS T5 and the messages the device
-/// has waiting (`UpstreamMessage.maximumWaitingPerDevice`), keeps it durably
+/// and its project have waiting (`UpstreamMessage.maximumWaitingPerDevice`, the project's
+/// `upstream-waiting`), keeps it durably
 /// (`UpstreamStore`) and tells this node's XMPP connections of the project. Past their time
 /// to live, kept messages are dropped and their devices get a `send_error`.
 public final class UpstreamIntake: Sendable {
@@ -46,7 +47,9 @@ public final class UpstreamIntake: Sendable {
     /// Keeps a message from the device `androidID`; nil once it is durable, otherwise why
     /// it was refused. A message the device sent before (same id) is not kept twice.
     public func receive(_ request: UpstreamRequest, androidID: UInt64) async throws -> UpstreamError? {
-        guard !request.messageID.isEmpty, let senderID = request.senderID else { return .invalidParameters }
+        guard !request.messageID.isEmpty, request.messageID.utf8.count <= UpstreamMessage.maximumMessageIDBytes,
+            let senderID = request.senderID
+        else { return .invalidParameters }
         guard let registration = try await registration(for: request, androidID: androidID, senderID: senderID),
             let projectID = registration.projectID, let project = try await project(id: projectID),
             project.number == senderID
@@ -54,6 +57,7 @@ public final class UpstreamIntake: Sendable {
         guard request.dataBytes <= UpstreamMessage.maximumDataBytes else { return .messageTooBig }
         let now = clock.now()
         guard try await store.upstreamCount(androidID: androidID) < UpstreamMessage.maximumWaitingPerDevice,
+            try await store.upstreamCount(projectID: project.id) < project.settings.upstreamWaiting,
             limits.admit(project, androidID: androidID, now: now)
         else {
             metrics.increment("herald_quota_rejections_total", [("quota", "upstream")])

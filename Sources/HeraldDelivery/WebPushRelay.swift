@@ -58,12 +58,19 @@ public final class WebPushRelay: Sendable {
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let logger: Logger
+    /// Wakes waiting reads of receipt subscriptions when a receipt is written on this node.
+    private let receiptSignal: PushReceiptSignal
+    /// How often a waiting read looks at a store other nodes share (their receipts are
+    /// announced there only); nil for a store of this node alone.
+    private let sharedStoreLook: Duration?
 
     public init(
         configuration: Configuration, store: any HeraldStore, registry: DeviceRegistry,
         cluster: any Cluster = SingleNodeCluster(), quotas: Quotas, clock: any HeraldClock, metrics: HeraldMetrics,
-        logger: Logger
+        receiptSignal: PushReceiptSignal = PushReceiptSignal(), logger: Logger
     ) {
+        self.receiptSignal = receiptSignal
+        self.sharedStoreLook = cluster.isShared ? .seconds(2) : nil
         self.configuration = configuration
         self.store = store
         self.registry = registry
@@ -116,7 +123,7 @@ public final class WebPushRelay: Sendable {
             throw WebPushRequest.Refusal(
                 status: 429, reason: "Too many messages to this push channel (SEMANTICS T6).", retryAfterSeconds: wait)
         }
-        let receipts = try receiptSubscription(for: request)
+        let receipts = try receiptSubscription(for: request, senderKey: credential?.key ?? [])
         let id = SecureRandom.token(bytes: 16)
         var entry = QueuedMessage(
             androidID: channel.androidID, token: channel.token, persistentID: id, messageID: id, projectID: "",
@@ -125,6 +132,8 @@ public final class WebPushRelay: Sendable {
             createdAt: now, expiresAt: now.adding(seconds: request.ttlSeconds), collapseKey: request.topic,
             isHighPriority: request.urgency == .high, appID: channel.appID)
         entry.receiptID = receipts ?? ""
+        // Expected before it is stored: the device may acknowledge it at once.
+        if let receipts, request.ttlSeconds > 0 { receiptSignal.expect(persistentID: id, subscription: receipts) }
         var queue = [entry]
         if request.ttlSeconds == 0 {
             // Now or never (SEMANTICS D6): to a connection on this node, or for the hop to the
@@ -140,6 +149,7 @@ public final class WebPushRelay: Sendable {
                 try await store.appendPushReceipts([
                     PushReceipt(subscription: receipts, token: token, messageID: id, acknowledgedAt: now)
                 ])
+                receiptSignal.announce([receipts])
             }
         } else {
             metrics.increment("herald_web_push_messages_total", [("outcome", "stored")])
@@ -155,9 +165,11 @@ public final class WebPushRelay: Sendable {
     }
 
     /// The receipt subscription a push message's receipt goes to: the one its `Push-Receipt`
-    /// names (one of this service's, else 400), a new one for `Prefer: respond-async`, or
-    /// none.
-    private func receiptSubscription(for request: WebPushRequest) throws(WebPushRequest.Refusal) -> String? {
+    /// names (one of this service's made for the same sender key, else 400), a new one for
+    /// `Prefer: respond-async`, or none.
+    private func receiptSubscription(for request: WebPushRequest, senderKey: [UInt8]) throws(WebPushRequest.Refusal)
+        -> String?
+    {
         if let url = request.pushReceipt {
             let prefix = configuration.publicURL + Self.receiptPath
             let subscription = String(url.dropFirst(prefix.count))
@@ -165,9 +177,14 @@ public final class WebPushRelay: Sendable {
                 throw WebPushRequest.Refusal(
                     status: 400, reason: "Push-Receipt must be a receipt subscription of this push service.")
             }
+            guard ReceiptSubscription.belongs(subscription, toSenderKey: senderKey) else {
+                metrics.increment("herald_web_push_refused_total", [("reason", "receipt-subscription")])
+                throw WebPushRequest.Refusal(
+                    status: 400, reason: "Push-Receipt names a receipt subscription made for another sender.")
+            }
             return subscription
         }
-        return request.wantsReceipt ? SecureRandom.token(bytes: 16) : nil
+        return request.wantsReceipt ? ReceiptSubscription.make(senderKey: senderKey) : nil
     }
 
     /// The URL of a message resource, which a receipt names and `DELETE` withdraws.
@@ -182,18 +199,23 @@ public final class WebPushRelay: Sendable {
 
     /// The receipts waiting in a receipt subscription, after forgetting those up to
     /// `acknowledgedThrough` (the sender has read them); when there are none, waits for one
-    /// up to `wait`, looking every `interval` (receipts are made on any node).
-    public func receipts(
-        subscription: String, acknowledgedThrough: Int64, wait: Duration, interval: Duration = .milliseconds(250)
-    ) async throws -> [PushReceipt] {
+    /// up to `wait`: woken when this node writes one, and on a shared store looking every
+    /// two seconds too (another node's receipts are not announced here).
+    public func receipts(subscription: String, acknowledgedThrough: Int64, wait: Duration) async throws
+        -> [PushReceipt]
+    {
         guard PushReceipt.isSubscription(subscription) else {
             throw WebPushRequest.Refusal(status: 404, reason: "No such receipt subscription.")
         }
         let deadline = ContinuousClock.now + wait
+        var mark = receiptSignal.mark()
         var receipts = try await store.pushReceipts(
             subscription: subscription, acknowledgedThrough: acknowledgedThrough, limit: Self.receiptsPerRead)
-        while receipts.isEmpty, ContinuousClock.now + interval <= deadline {
-            try await Task.sleep(for: interval)
+        while receipts.isEmpty, case let left = deadline - ContinuousClock.now, left > .zero {
+            await receiptSignal.wait(
+                for: subscription, after: mark, upTo: sharedStoreLook.map { min($0, left) } ?? left)
+            try Task.checkCancellation()
+            mark = receiptSignal.mark()
             receipts = try await store.pushReceipts(
                 subscription: subscription, acknowledgedThrough: 0, limit: Self.receiptsPerRead)
         }

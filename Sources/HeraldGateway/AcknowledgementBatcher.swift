@@ -13,11 +13,14 @@ final class AcknowledgementBatcher: Sendable {
     private let store: any QueueStore
     private let metrics: HeraldMetrics
     private let logger: Logger
+    /// Told of every acknowledgement written, for the Web Push receipts it makes.
+    private let receiptSignal: PushReceiptSignal?
     private let pending: Mutex<[UInt64: [String]]> = Mutex([:])
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
-    init(store: any QueueStore, metrics: HeraldMetrics, logger: Logger) {
+    init(store: any QueueStore, metrics: HeraldMetrics, receiptSignal: PushReceiptSignal? = nil, logger: Logger) {
+        self.receiptSignal = receiptSignal
         self.store = store
         self.metrics = metrics
         self.logger = logger
@@ -59,6 +62,7 @@ final class AcknowledgementBatcher: Sendable {
             do {
                 let removed = try await store.acknowledge(batch: batch)
                 metrics.increment("herald_messages_delivered_total", by: removed)
+                receiptSignal?.acknowledged(batch.values.joined())
             } catch is CancellationError {
                 // Kept for the final flush, which runs outside the cancelled task.
                 pending.withLock { $0.merge(batch) { newer, older in older + newer } }

@@ -41,12 +41,20 @@ public final class DeviceGateway: Sendable {
     private let collapsibleThrottle: MCSSession.CollapsibleThrottle?
     /// Where devices' upstream messages go; without it they are refused.
     private let upstream: UpstreamIntake?
+    /// Bounds connections that have not logged in yet.
+    private let admission: ConnectionAdmission?
+    /// Receipts being counted now (`recordReceipt`), bounded by `maximumReceiptsInProgress`.
+    private let receiptsInProgress = Atomic<Int>(0)
+    static let maximumReceiptsInProgress = 64
+    static let receiptRetryMilliseconds = 200
 
     public init(
         configuration: GatewayConfiguration, store: any HeraldStore, devices: DeviceRegistry, clock: any HeraldClock,
         metrics: HeraldMetrics, collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil,
-        cluster: any Cluster = SingleNodeCluster(), upstream: UpstreamIntake? = nil, logger: Logger
+        cluster: any Cluster = SingleNodeCluster(), upstream: UpstreamIntake? = nil,
+        admission: ConnectionAdmission? = nil, receiptSignal: PushReceiptSignal? = nil, logger: Logger
     ) throws {
+        self.admission = admission
         self.cluster = cluster
         self.upstream = upstream
         (stopping, stopSignal) = AsyncStream.makeStream(of: Void.self)
@@ -57,7 +65,8 @@ public final class DeviceGateway: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        let acknowledgements = AcknowledgementBatcher(store: store, metrics: metrics, logger: logger)
+        let acknowledgements = AcknowledgementBatcher(
+            store: store, metrics: metrics, receiptSignal: receiptSignal, logger: logger)
         self.acknowledgements = acknowledgements
         devices.writeAcknowledgements { androidID, persistentIDs in
             acknowledgements.submit(androidID: androidID, persistentIDs: persistentIDs)
@@ -128,7 +137,9 @@ public final class DeviceGateway: Sendable {
     }
 
     private func bind(port: Int) async throws -> any Channel {
-        try await TLSListener.bind(host: configuration.host, port: port, tls: tls, backlog: 1024) { pipeline in
+        try await TLSListener.bind(
+            host: configuration.host, port: port, tls: tls, backlog: 1024, admission: admission
+        ) { pipeline in
             try self.addSession(to: pipeline)
         }
     }
@@ -473,6 +484,8 @@ public final class DeviceGateway: Sendable {
             let now = gateway.clock.now()
             switch result {
             case .success(.authenticated(let accepted)):
+                // Logged in: the connection no longer counts against the unauthenticated bound.
+                if accepted { context?.triggerUserOutboundEvent(ConnectionAdmission.Authenticated(), promise: nil) }
                 actions.append(contentsOf: session.authenticated(accepted, now: now))
             case .success(.loaded(let pending, let limit)):
                 actions.append(contentsOf: session.loaded(pending, requested: limit, now: now))
@@ -505,16 +518,23 @@ public final class DeviceGateway: Sendable {
     /// (`addressee(of:on:)`): a receipt from any other device is dropped.
     ///
     /// A device is sent a message while the message is being written, so its impression
-    /// can come back before the write is done: an unknown message is looked for again for
-    /// half a second before the receipt is dropped.
+    /// can come back before the write is done: an unknown message is looked for once more
+    /// after `receiptRetryMilliseconds`, then the receipt is dropped. At most
+    /// `maximumReceiptsInProgress` receipts are worked on at once; past that they are dropped.
     private func recordReceipt(_ counter: DeliveryCounter, messageID: String, androidID: UInt64) async {
+        guard receiptsInProgress.add(1, ordering: .relaxed).newValue <= Self.maximumReceiptsInProgress else {
+            receiptsInProgress.subtract(1, ordering: .relaxed)
+            metrics.increment("herald_receipts_refused_total", [("reason", "busy")])
+            return
+        }
+        defer { receiptsInProgress.subtract(1, ordering: .relaxed) }
         var found = try? await store.message(id: messageID)
-        for _ in 0..<10 where found == nil {
-            try? await Task.sleep(for: .milliseconds(50))
+        if found == nil {
+            try? await Task.sleep(for: .milliseconds(Self.receiptRetryMilliseconds))
             found = try? await store.message(id: messageID)
         }
         guard let message = found, let registration = try? await addressee(of: message, on: androidID) else {
-            metrics.increment("herald_receipts_refused_total")
+            metrics.increment("herald_receipts_refused_total", [("reason", "not-addressed")])
             return
         }
         let stat = DeliveryStat(
@@ -541,9 +561,13 @@ public final class DeviceGateway: Sendable {
         case "fid":
             return registrations.first { $0.installationID == message.target }
         case "topic", "condition":
+            // Only subscriptions made before the message was sent: the fanout reached those.
             let condition = message.targetKind == "topic" ? nil : try? Condition.parse(message.target)
-            for registration in registrations {
-                let topics = Set(try await store.subscriptions(token: registration.token).map(\.topic))
+            for registration in registrations where registration.createdAt <= message.createdAt {
+                let topics = Set(
+                    try await store.subscriptions(token: registration.token).filter {
+                        $0.createdAt <= message.createdAt
+                    }.map(\.topic))
                 if condition.map({ $0.matches(topics.contains) }) ?? topics.contains(message.target) {
                     return registration
                 }

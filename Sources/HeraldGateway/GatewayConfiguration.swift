@@ -25,8 +25,9 @@ public struct GatewayConfiguration: Sendable {
     public var heartbeatSeconds: Int = 240
     /// The shortest heartbeat interval a client may ask for. Default 5.
     public var minimumHeartbeatSeconds: Int = 5
-    /// Seconds a connection may take to log in. Default 30.
-    public var loginTimeoutSeconds: Int = 30
+    /// Seconds a connection may take to log in. Default 10: a device logs in at once, and
+    /// a connection that does not holds a descriptor for nothing.
+    public var loginTimeoutSeconds: Int = 10
     /// Messages sent to one device and not yet acknowledged; the rest wait in its queue,
     /// so a slow device cannot make the server hold unbounded data. Default 100.
     public var maximumInFlight: Int = 100

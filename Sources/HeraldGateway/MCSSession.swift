@@ -49,6 +49,15 @@ public struct MCSSession: Sendable {
     public static let maximumPingsPerTick = 20
     /// Stanzas sent to the device.
     private var outboundCount: Int32 = 0
+    /// The minute receipts are counted in, and how many came in it.
+    private var receiptMinute: Int64 = 0
+    private var receiptsThisMinute = 0
+    /// Receipts (impressions and opens) a device may send a minute: two for each message
+    /// SEMANTICS T6 lets it receive by default. More are dropped unread, so a flood of
+    /// receipts costs the store nothing.
+    public static let maximumReceiptsPerMinute = 480
+    /// The longest message id a receipt may name (Herald's ids are about 40 bytes).
+    public static let maximumReceiptIDBytes = 128
     /// Messages sent and not yet acknowledged, by persistent id.
     private(set) var inFlight: [String: Int64] = [:]
     /// The highest queue sequence sent on this connection while awake.
@@ -379,7 +388,7 @@ public struct MCSSession: Sendable {
                 return fail("bad-request", "malformed IqStanza")
             }
             guard iq.hasExtension else { return [] }
-            return receivedExtension(iq.extension)
+            return receivedExtension(iq.extension, now: now)
         case .close:
             phase = .closed
             return [.close(reason: "closed by the device")]
@@ -396,7 +405,18 @@ public struct MCSSession: Sendable {
         }
     }
 
-    private mutating func receivedExtension(_ extensionMessage: McsProto_Extension) -> [Action] {
+    /// Counts a receipt in its minute; false past `maximumReceiptsPerMinute`.
+    private mutating func admitReceipt(now: Timestamp) -> Bool {
+        let minute = now.milliseconds / 60_000
+        if minute != receiptMinute {
+            receiptMinute = minute
+            receiptsThisMinute = 0
+        }
+        receiptsThisMinute += 1
+        return receiptsThisMinute <= Self.maximumReceiptsPerMinute
+    }
+
+    private mutating func receivedExtension(_ extensionMessage: McsProto_Extension, now: Timestamp) -> [Action] {
         let text = String(decoding: extensionMessage.data, as: UTF8.self)
         switch extensionMessage.id {
         case MCSFrame.selectiveAckExtension:
@@ -426,7 +446,10 @@ public struct MCSSession: Sendable {
             }
         case MCSFrame.receiptExtension:
             let parts = text.split(separator: " ", maxSplits: 1).map(String.init)
-            guard parts.count == 2, !parts[1].isEmpty else { return fail("bad-request", "malformed receipt") }
+            guard parts.count == 2, !parts[1].isEmpty, parts[1].utf8.count <= Self.maximumReceiptIDBytes else {
+                return fail("bad-request", "malformed receipt")
+            }
+            guard admitReceipt(now: now) else { return [] }
             switch parts[0] {
             case "opened": return [.recordReceipt(.opened, messageID: parts[1])]
             case "impression": return [.recordReceipt(.impressions, messageID: parts[1])]

@@ -184,6 +184,10 @@ final class XMPPConnectionHandler: ChannelInboundHandler {
             return
         }
         self.project = project
+        if outcome == .accepted {
+            // The connection no longer counts against the unauthenticated bound.
+            context?.triggerUserOutboundEvent(ConnectionAdmission.Authenticated(), promise: nil)
+        }
         perform(session.authenticated(outcome))
     }
 

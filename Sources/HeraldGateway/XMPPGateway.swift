@@ -18,7 +18,7 @@ public final class XMPPGateway: Sendable {
         public var tlsPorts: [Int] = []
         public var plaintextPorts: [Int] = []
         /// How long a connection may take to authenticate and bind.
-        public var authenticationTimeoutSeconds = 30
+        public var authenticationTimeoutSeconds = 10
         /// How long a draining connection may take to receive its last answers.
         public var drainSeconds = 10
         /// How long a connection holds the upstream messages it sent before, unacknowledged,
@@ -38,6 +38,8 @@ public final class XMPPGateway: Sendable {
 
     let configuration: Configuration
     private let tls: NIOSSLContext?
+    /// Bounds connections that have not authenticated yet.
+    private let admission: ConnectionAdmission?
     let dispatcher: Dispatcher
     let quotas: Quotas
     let authenticate: Authenticate
@@ -60,7 +62,7 @@ public final class XMPPGateway: Sendable {
     public init(
         configuration: Configuration, tls: NIOSSLContext?, dispatcher: Dispatcher, quotas: Quotas,
         upstream: any UpstreamStore, nodeID: String, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
-        authenticate: @escaping Authenticate
+        admission: ConnectionAdmission? = nil, authenticate: @escaping Authenticate
     ) {
         self.configuration = configuration
         self.upstream = upstream
@@ -72,6 +74,7 @@ public final class XMPPGateway: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.authenticate = authenticate
+        self.admission = admission
     }
 
     /// Listens until `stop()`, then waits for the draining connections (at most
@@ -120,7 +123,9 @@ public final class XMPPGateway: Sendable {
     }
 
     private func bind(port: Int, tls: NIOSSLContext?) async throws -> any Channel {
-        try await TLSListener.bind(host: configuration.host, port: port, tls: tls, backlog: 256) { pipeline in
+        try await TLSListener.bind(
+            host: configuration.host, port: port, tls: tls, backlog: 256, admission: admission
+        ) { pipeline in
             try pipeline.addHandler(XMPPConnectionHandler(gateway: self))
         }
     }

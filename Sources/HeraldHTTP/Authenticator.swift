@@ -9,25 +9,28 @@ public final class Authenticator: Sendable {
     private let directory: CredentialDirectory
     private let tokens: AccessTokens
     private let clock: any HeraldClock
+    /// Herald's own origins (`--public-url`'s), which assertions may name as their audience.
+    public let ownOrigins: [String]
     private let verified: Mutex<[String: (caller: Caller, expires: Timestamp)]> = Mutex([:])
     private static let cacheLimit = 10_000
 
-    public init(directory: CredentialDirectory, tokens: AccessTokens, clock: any HeraldClock) {
+    public init(directory: CredentialDirectory, tokens: AccessTokens, clock: any HeraldClock, publicURL: String? = nil)
+    {
+        self.ownOrigins = publicURL.map { [Self.origin(of: $0)] } ?? []
         self.directory = directory
         self.tokens = tokens
         self.clock = clock
     }
 
     /// The caller behind an Authorization header value; throws `UNAUTHENTICATED`.
-    /// `host` is the authority the request reached Herald at, which a self-signed JWT may name as its audience.
-    public func authenticate(authorization: String?, host: String? = nil) async throws(HeraldError) -> Caller {
+    public func authenticate(authorization: String?) async throws(HeraldError) -> Caller {
         guard let token = Self.bearerToken(authorization) else {
             throw HeraldError.unauthenticated(
                 "Request is missing required authentication credential. Expected OAuth 2 access token.")
         }
         let now = clock.now()
         var caller = knownCaller(token, now: now)
-        if caller == nil { caller = await selfSignedCaller(token, host: host, now: now) }
+        if caller == nil { caller = await selfSignedCaller(token, now: now) }
         guard let caller, await isActive(caller) else {
             throw HeraldError.unauthenticated(
                 "Request had invalid authentication credentials. Expected OAuth 2 access token.")
@@ -37,10 +40,10 @@ public final class Authenticator: Sendable {
 
     /// The caller, when the caller may act on the project a URL names; throws
     /// `UNAUTHENTICATED` or `PERMISSION_DENIED`.
-    public func authorize(authorization: String?, host: String? = nil, projectName: some StringProtocol)
+    public func authorize(authorization: String?, projectName: some StringProtocol)
         async throws(HeraldError) -> (Caller, Project)
     {
-        let caller = try await authenticate(authorization: authorization, host: host)
+        let caller = try await authenticate(authorization: authorization)
         guard let project = await directory.find({ $0.project(named: projectName, for: caller) }) else {
             throw HeraldError.permissionDenied("The caller does not have permission")
         }
@@ -59,7 +62,7 @@ public final class Authenticator: Sendable {
 
     /// The project behind a legacy surface's credentials: `Authorization: key=<server key>`
     /// (SEMANTICS C5) or a bearer token.
-    public func legacyProject(authorization: String?, host: String? = nil) async throws(HeraldError) -> Project {
+    public func legacyProject(authorization: String?) async throws(HeraldError) -> Project {
         if let authorization, authorization.lowercased().hasPrefix("key=") {
             let serverKey = String(authorization.dropFirst(4))
             guard let project = await directory.find({ $0.project(serverKey: serverKey) }) else {
@@ -67,11 +70,18 @@ public final class Authenticator: Sendable {
             }
             return project
         }
-        let caller = try await authenticate(authorization: authorization, host: host)
+        let caller = try await authenticate(authorization: authorization)
         guard let project = await directory.find({ $0.project(named: caller.projectID) }) else {
             throw HeraldError.unauthenticated("The credentials' project does not exist.")
         }
         return project
+    }
+
+    /// `scheme://host[:port]` of a URL, without its path or a trailing slash.
+    static func origin(of url: String) -> String {
+        guard let schemeEnd = url.range(of: "://") else { return url.trimmingSuffix("/") }
+        let rest = url[schemeEnd.upperBound...]
+        return String(url[..<schemeEnd.upperBound]) + String(rest.prefix { $0 != "/" })
     }
 
     /// The token of `Bearer <token>` (the scheme in any case). Compared as bytes: `count`
@@ -107,11 +117,11 @@ public final class Authenticator: Sendable {
         await directory.find { $0.isActive(caller) ? true : nil } ?? false
     }
 
-    private func selfSignedCaller(_ token: String, host: String?, now: Timestamp) async -> Caller? {
+    private func selfSignedCaller(_ token: String, now: Timestamp) async -> Caller? {
         guard token.utf8.count < 8192, let keyID = ServiceAccountAssertion.keyID(of: token),
             let key = await directory.find({ $0.activeKey(id: keyID) }),
             let expires = try? await ServiceAccountAssertion.verify(
-                token, key: key, now: now, audience: .api(host: host))
+                token, key: key, now: now, audience: .api(origins: ownOrigins))
         else { return nil }
         let caller = Caller(projectID: key.projectID, keyID: keyID)
         remember(token, caller: caller, expires: expires)

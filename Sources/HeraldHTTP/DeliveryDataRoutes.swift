@@ -10,7 +10,7 @@ struct DeliveryDataRoutes {
     func register(on router: Router<HeraldRequestContext>) {
         router.get("/v1beta1/projects/:project/androidApps/:app/deliveryData") { request, context in
             let (_, project) = try await environment.authenticator.authorize(
-                authorization: request.headers[.authorization], host: request.head.authority,
+                authorization: request.headers[.authorization],
                 projectName: try context.parameters.require("project"))
             let app = try context.parameters.require("app")
             let query = request.uri.queryParameters

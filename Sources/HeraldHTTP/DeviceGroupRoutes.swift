@@ -43,7 +43,7 @@ struct DeviceGroupRoutes {
     /// The project named by the `project_id` header (its sender id), when the credentials are its own.
     private func groupProject(_ request: Request) async throws -> Project {
         let project = try await environment.authenticator.legacyProject(
-            authorization: request.headers[.authorization], host: request.head.authority)
+            authorization: request.headers[.authorization])
         if let sender = request.headers[HTTPField.Name("project_id")!], sender != String(project.number) {
             throw HeraldError.permissionDenied("The project_id header names another sender.")
         }

@@ -33,14 +33,16 @@ struct DeviceRegistrationRoutes {
         // The router takes the path with or without its trailing slash.
         router.post("/fcm/connect/subscribe") { request, context in
             try admitRegistration(from: context.sourceAddress)
-            return try await legacyWebSubscription(try await request.collectBody())
+            return try await legacyWebSubscription(
+                try await request.collectBody(), authorization: request.headers[.authorization])
         }
         router.post("/v1/projects/:project/registrations") { request, context in
             let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
             try admitRegistration(from: context.sourceAddress)
             return try await createWebRegistration(
                 try await request.collectBody(), project: project,
-                installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!])
+                installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!],
+                authorization: request.headers[.authorization])
         }
     }
 
@@ -76,6 +78,11 @@ struct DeviceRegistrationRoutes {
                 return Response(
                     status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "Unauthorized")))
             }
+            guard environment.deviceRequests.admit(.recheckin, String(known.androidID)) else {
+                return Response(
+                    status: .tooManyRequests, headers: [.retryAfter: "60"],
+                    body: ResponseBody(byteBuffer: ByteBuffer(string: "Too Many Requests")))
+            }
             device = known
         } else {
             guard environment.deviceRequests.admit(.checkin, address) else {
@@ -87,7 +94,10 @@ struct DeviceRegistrationRoutes {
             try await environment.store.createDevice(device)
             environment.metrics.increment("herald_devices_checked_in_total")
         }
-        environment.logger.info("device checked in", metadata: ["device": "\(device.androidID)"])
+        // A device checks in again at every start: only new devices are worth a line at info.
+        environment.logger.log(
+            level: device.createdAt == now ? .info : .debug, "device checked in",
+            metadata: ["device": "\(device.androidID)"])
         var response = CheckinProto_AndroidCheckinResponse()
         response.statsOk = true
         response.timeMsec = now.milliseconds
@@ -115,10 +125,28 @@ struct DeviceRegistrationRoutes {
         return project
     }
 
+    /// The largest installation request accepted: the SDKs send a few hundred bytes.
+    static let maximumInstallationBytes = 4_096
+    /// The longest app id accepted: FCM's are `1:<project number>:<platform>:<hex id>`.
+    static let maximumAppIDBytes = 128
+
     func createInstallation(_ body: ByteBuffer, project: Project) async throws -> Response {
+        guard body.readableBytes <= Self.maximumInstallationBytes else {
+            throw HeraldError.invalidArgument("The request is larger than \(Self.maximumInstallationBytes) bytes.")
+        }
         let json = try parseJSONBody(body)
         guard let appID = json["appId"]?.stringValue, !appID.isEmpty else {
             throw HeraldError.invalidField("appId", "appId is required.")
+        }
+        guard appID.utf8.count <= Self.maximumAppIDBytes,
+            appID.utf8.allSatisfy({
+                Base64URL.isAlphabet($0) || $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: ".")
+            })
+        else {
+            throw HeraldError.invalidField(
+                "appId",
+                "appId must be an app id such as 1:<project number>:android:<id>, at most "
+                    + "\(Self.maximumAppIDBytes) characters.")
         }
         let proposed = json["fid"]?.stringValue ?? ""
         let valid =
@@ -169,8 +197,9 @@ struct DeviceRegistrationRoutes {
 
     /// Makes a web app token for an installation: the push channel named by `endpoint`
     /// carries it, and its messages are encrypted for `p256dh` and `auth`.
-    func createWebRegistration(_ body: ByteBuffer, project: Project, installationAuth: String?) async throws -> Response
-    {
+    func createWebRegistration(
+        _ body: ByteBuffer, project: Project, installationAuth: String?, authorization: String? = nil
+    ) async throws -> Response {
         let now = environment.clock.now()
         guard let installationAuth,
             let (projectID, fid) = environment.tokens.verifyInstallationToken(installationAuth, now: now),
@@ -185,7 +214,8 @@ struct DeviceRegistrationRoutes {
             endpoint: (web["endpoint"]?.stringValue, "web.endpoint"),
             p256dh: (web["p256dh"]?.stringValue, "web.p256dh"),
             auth: (web["auth"]?.stringValue, "web.auth"),
-            coding: (web["contentEncoding"]?.stringValue ?? "aesgcm", "web.contentEncoding"))
+            coding: (web["contentEncoding"]?.stringValue ?? "aesgcm", "web.contentEncoding"),
+            applicationPubKey: web["applicationPubKey"]?.stringValue, authorization: authorization)
         environment.metrics.increment("herald_registrations_total", [("kind", "web")])
         return Response.json(
             .object([
@@ -197,15 +227,20 @@ struct DeviceRegistrationRoutes {
 
     /// Makes a web app token whose messages ride the push channel `endpoint` names and are
     /// encrypted for `p256dh` and `auth`; each argument comes with the field name its error names.
+    /// The project must be one the channel may carry (`WebChannelBinding`); `authorization`
+    /// may prove the caller is the channel's device (`AidLogin`).
     private func createWebRegistration(
         project: Project, installationID: String?, endpoint: (String?, String), p256dh: (String?, String),
-        auth: (String?, String), coding: (String, String)
+        auth: (String?, String), coding: (String, String), applicationPubKey: String? = nil, authorization: String?
     ) async throws -> Registration {
         guard let channelToken = endpoint.0?.split(separator: "/").last.map(String.init),
-            let channel = try await environment.store.registration(token: channelToken), channel.kind == .webChannel
+            let channel = try await environment.store.registration(token: channelToken), channel.kind == .webChannel,
+            channel.deletedAt == nil
         else {
             throw HeraldError.invalidField(endpoint.1, "The endpoint does not name a push channel of this server.")
         }
+        try await checkBinding(
+            of: channel, to: project, applicationPubKey: applicationPubKey, authorization: authorization)
         guard let publicKey = p256dh.0.flatMap(Base64URL.decode),
             (try? P256.KeyAgreement.PublicKey(x963Representation: publicKey)) != nil
         else {
@@ -229,11 +264,38 @@ struct DeviceRegistrationRoutes {
         return registration
     }
 
+    /// Throws `PERMISSION_DENIED` unless `project` may build a registration on `channel`.
+    private func checkBinding(
+        of channel: Registration, to project: Project, applicationPubKey: String?, authorization: String?
+    ) async throws {
+        var ownerProven = false
+        if let (androidID, securityToken) = Register3Endpoint.parseAidLogin(authorization),
+            androidID == channel.androidID
+        {
+            ownerProven = try await environment.store.device(androidID: androidID)?.securityToken == securityToken
+        }
+        // The projects whose live registrations ride this channel: the same device, app,
+        // subtype and sender.
+        let bound = Set(
+            try await environment.store.registrations(androidID: channel.androidID).compactMap { registration in
+                registration.kind == .app && registration.deletedAt == nil && registration.appID == channel.appID
+                    && registration.subtype == channel.subtype && registration.sender == channel.sender
+                    ? registration.projectID : nil
+            })
+        if let refusal = WebChannelBinding.refusal(
+            channelSender: channel.sender, project: project, applicationPubKey: applicationPubKey,
+            ownerProven: ownerProven, boundProjects: bound)
+        {
+            environment.metrics.increment("herald_registrations_refused_total", [("reason", "web-channel")])
+            throw HeraldError.permissionDenied(refusal.description)
+        }
+    }
+
     /// The legacy web subscription older web receivers make (`/fcm/connect/subscribe`): a
     /// form naming the project by its sender id (`authorized_entity`), the push channel
-    /// (`endpoint`) and the keys; answered with the token and an opaque `pushSet`. Holding
-    /// the channel's unguessable token is the credential, as with `register3`.
-    func legacyWebSubscription(_ body: ByteBuffer) async throws -> Response {
+    /// (`endpoint`) and the keys; answered with the token and an opaque `pushSet`. The
+    /// project must be one the channel may carry, as for `createWebRegistration`.
+    func legacyWebSubscription(_ body: ByteBuffer, authorization: String? = nil) async throws -> Response {
         guard let form = FormBody.parse(body.readableBytesView) else {
             throw HeraldError.invalidArgument("The form body is not valid percent-encoding.")
         }
@@ -243,7 +305,7 @@ struct DeviceRegistrationRoutes {
         let registration = try await createWebRegistration(
             project: project, installationID: nil, endpoint: (form["endpoint"], "endpoint"),
             p256dh: (form["encryption_key"], "encryption_key"), auth: (form["encryption_auth"], "encryption_auth"),
-            coding: ("aesgcm", "encryption"))
+            coding: ("aesgcm", "encryption"), authorization: authorization)
         environment.metrics.increment("herald_registrations_total", [("kind", "web-legacy")])
         return Response.json(
             .stringObject([("token", registration.token), ("pushSet", SecureRandom.token(bytes: 16))]))

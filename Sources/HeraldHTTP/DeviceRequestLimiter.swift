@@ -14,6 +14,8 @@ public final class DeviceRequestLimiter: Sendable {
         public var registrationsPerAddress: Int = 600
         /// `register3` requests of one checked-in device. Default 60.
         public var registrationsPerDevice: Int = 60
+        /// Check-ins of one device that presents its id and security token. Default 10.
+        public var recheckinsPerDevice: Int = 10
 
         public init() {}
 
@@ -23,13 +25,14 @@ public final class DeviceRequestLimiter: Sendable {
             limits.checkinsPerAddress = 0
             limits.registrationsPerAddress = 0
             limits.registrationsPerDevice = 0
+            limits.recheckinsPerDevice = 0
             return limits
         }()
     }
 
     /// What is being counted.
     public enum Kind: String, Sendable {
-        case checkin, registration, deviceRegistration
+        case checkin, registration, deviceRegistration, recheckin
     }
 
     public let limits: Limits
@@ -51,6 +54,7 @@ public final class DeviceRequestLimiter: Sendable {
             case .checkin: limits.checkinsPerAddress
             case .registration: limits.registrationsPerAddress
             case .deviceRegistration: limits.registrationsPerDevice
+            case .recheckin: limits.recheckinsPerDevice
             }
         guard perMinute > 0 else { return true }
         let now = clock.now()

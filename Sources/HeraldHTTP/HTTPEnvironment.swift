@@ -38,7 +38,8 @@ public struct HTTPEnvironment: Sendable {
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
         quotas: Quotas, sends: ConcurrencyGate, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
         renderMetrics: @escaping @Sendable () -> String, metricsAccess: MetricsAccess = .open,
-        deviceRequestLimits: DeviceRequestLimiter.Limits = .init(), lanes: RequestLanes = .shared
+        deviceRequestLimits: DeviceRequestLimiter.Limits = .init(), lanes: RequestLanes = .shared,
+        publicURL: String? = nil
     ) {
         self.deviceRequests = DeviceRequestLimiter(limits: deviceRequestLimits, clock: clock)
         self.metricsAccess = metricsAccess
@@ -47,7 +48,7 @@ public struct HTTPEnvironment: Sendable {
         self.sends = sends
         self.store = store
         self.directory = directory
-        self.authenticator = Authenticator(directory: directory, tokens: tokens, clock: clock)
+        self.authenticator = Authenticator(directory: directory, tokens: tokens, clock: clock, publicURL: publicURL)
         self.tokens = tokens
         self.dispatcher = dispatcher
         self.clock = clock

@@ -30,7 +30,7 @@ struct LegacySendRoutes {
 
     private func send(_ request: Request) async throws -> Response {
         let project = try await environment.authenticator.legacyProject(
-            authorization: request.headers[.authorization], host: request.head.authority)
+            authorization: request.headers[.authorization])
         let body = try await request.collectBody()
         let isForm =
             request.headers[.contentType]?.lowercased().hasPrefix("application/x-www-form-urlencoded") ?? false

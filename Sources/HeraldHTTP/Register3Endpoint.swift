@@ -48,6 +48,16 @@ struct Register3Endpoint {
 
     private func register(_ registering: Register3Request.Registering, androidID: UInt64) async throws -> Response {
         let now = environment.clock.now()
+        // The same request again (an app asking at each start) answers the token it has: a
+        // device cannot pile up registrations by repeating itself.
+        if let existing = try await environment.store.registrations(androidID: androidID).first(where: {
+            $0.deletedAt == nil && $0.appID == registering.app && $0.sender == registering.sender
+                && $0.subtype == registering.subtype && $0.platform == registering.platform
+                && ($0.kind == .webChannel || $0.installationID == registering.installationID
+                    || registering.installationAuth == nil)
+        }) {
+            return answer(androidID: androidID, "token=\(existing.token)")
+        }
         let registration: Registration
         if let number = Int64(registering.sender) {
             guard let project = await environment.directory.find({ $0.project(number: number) }) else {

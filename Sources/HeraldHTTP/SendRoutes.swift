@@ -12,7 +12,7 @@ struct SendRoutes {
         router.post(RouterPath(stringLiteral: Self.base)) { request, context in
             let projectName = try context.parameters.require("project")
             let (_, project) = try await environment.authenticator.authorize(
-                authorization: request.headers[.authorization], host: request.head.authority, projectName: projectName)
+                authorization: request.headers[.authorization], projectName: projectName)
             return try await environment.admittingDownstream(project, surface: "send") {
                 let body = try await request.collectBody()
                 let send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)

@@ -11,11 +11,11 @@ public struct ServiceAccountAssertion: Sendable {
         "https://www.googleapis.com/auth/cloud-platform",
     ]
     /// Where an assertion may be meant for: the token endpoint (the JWT-bearer grant) or the
-    /// API itself (a self-signed bearer JWT). `host` is the authority the request reached
-    /// Herald at, so an `aud` naming Herald there is accepted too.
+    /// API itself (a self-signed bearer JWT). `origins` are Herald's own (its public URL's),
+    /// configured, never taken from a request: a `Host` header is the caller's to choose.
     public enum Audience: Sendable {
-        case tokenEndpoint(host: String?)
-        case api(host: String?)
+        case tokenEndpoint(origins: [String])
+        case api(origins: [String])
 
         /// Google's token URLs, which google-auth and the other SDKs put in a grant's `aud`.
         static let googleTokenURLs: Set<String> = [
@@ -31,14 +31,12 @@ public struct ServiceAccountAssertion: Sendable {
         /// Whether a JWT's `aud` (nil when absent) is one this audience accepts.
         func accepts(_ audience: String?) -> Bool {
             switch self {
-            case .tokenEndpoint(let host):
+            case .tokenEndpoint(let origins):
                 guard let audience else { return false }
-                return Self.googleTokenURLs.contains(audience)
-                    || host.map { ["http://\($0)/token", "https://\($0)/token"].contains(audience) } ?? false
-            case .api(let host):
+                return Self.googleTokenURLs.contains(audience) || origins.contains { $0 + "/token" == audience }
+            case .api(let origins):
                 guard let audience else { return true }
-                return Self.googleAPIs.contains(audience)
-                    || host.map { ["http://\($0)", "https://\($0)"].contains(audience.trimmingSuffix("/")) } ?? false
+                return Self.googleAPIs.contains(audience) || origins.contains(audience.trimmingSuffix("/"))
             }
         }
     }
@@ -141,7 +139,7 @@ public struct ServiceAccountAssertion: Sendable {
 }
 
 extension String {
-    fileprivate func trimmingSuffix(_ suffix: String) -> String {
+    func trimmingSuffix(_ suffix: String) -> String {
         hasSuffix(suffix) ? String(dropLast(suffix.count)) : self
     }
 }

@@ -8,12 +8,12 @@ struct TokenRoutes {
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post("/token") { request, _ in
-            try await exchange(try await request.collectBody(), host: request.head.authority)
+            try await exchange(try await request.collectBody())
         }
     }
 
     /// Exchanges a signed assertion for an access token, or answers an OAuth error.
-    func exchange(_ body: ByteBuffer, host: String?) async throws -> Response {
+    func exchange(_ body: ByteBuffer) async throws -> Response {
         guard let form = FormBody.parse(body.readableBytesView) else {
             return oauthError("invalid_request", "The request body is not a valid form.")
         }
@@ -33,7 +33,7 @@ struct TokenRoutes {
         let now = environment.clock.now()
         do {
             _ = try await ServiceAccountAssertion.verify(
-                assertion, key: key, now: now, audience: .tokenEndpoint(host: host))
+                assertion, key: key, now: now, audience: .tokenEndpoint(origins: environment.authenticator.ownOrigins))
         } catch {
             return oauthError(error.code, error.description)
         }

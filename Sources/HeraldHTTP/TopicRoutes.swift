@@ -78,7 +78,7 @@ struct TopicRoutes {
         -> (Project, Registration)
     {
         let (_, project) = try await environment.authenticator.authorize(
-            authorization: request.headers[.authorization], host: request.head.authority,
+            authorization: request.headers[.authorization],
             projectName: try context.parameters.require("project"))
         let token = try pathValue(context, "token")
         guard RegistrationTokenFormat.isWellFormed(token) else { throw HeraldError.malformedToken(field: "token") }
@@ -140,7 +140,7 @@ struct TopicRoutes {
         let project: Project
         do {
             project = try await environment.authenticator.legacyProject(
-                authorization: request.headers[.authorization], host: request.head.authority)
+                authorization: request.headers[.authorization])
         } catch {
             return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
         }
@@ -197,7 +197,7 @@ struct TopicRoutes {
         let project: Project
         do {
             project = try await environment.authenticator.legacyProject(
-                authorization: request.headers[.authorization], host: request.head.authority)
+                authorization: request.headers[.authorization])
         } catch {
             return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
         }

@@ -12,6 +12,10 @@ import Hummingbird
 /// push services give them.
 struct WebPushRoutes {
     let environment: HTTPEnvironment
+    /// Waiting reads of receipt subscriptions, per source address.
+    let waits = WaitsPerAddress(limit: Self.maximumWaitsPerAddress)
+    /// The most receipt reads one address may have waiting at once; more are answered at once.
+    static let maximumWaitsPerAddress = 8
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post("/wp/:token") { request, context in
@@ -28,7 +32,8 @@ struct WebPushRoutes {
             Response.json(.object([("unifiedpush", .object([("gateway", .string("matrix"))]))]))
         }
         router.get("/wp/r/:subscription") { request, context in
-            await receipts(request, subscription: context.parameters.get("subscription") ?? "")
+            await receipts(
+                request, subscription: context.parameters.get("subscription") ?? "", from: context.sourceAddress)
         }
         router.delete("/wp/m/:token/:message") { _, context in
             await withdraw(
@@ -69,8 +74,9 @@ struct WebPushRoutes {
     /// A receipt subscription's receipts (RFC 8030 §5.1), as JSON: each with its `sequence`,
     /// the `message` resource it is for and when the device `acknowledged` it (milliseconds
     /// since the epoch). `?after=<sequence>` says what the sender has read, which is then
-    /// forgotten; `Prefer: wait=<seconds>` (at most 30) waits for a receipt when none is there.
-    private func receipts(_ request: Request, subscription: String) async -> Response {
+    /// forgotten; `Prefer: wait=<seconds>` (at most 30) waits for a receipt when none is there,
+    /// for at most `maximumWaitsPerAddress` requests of one address at once.
+    private func receipts(_ request: Request, subscription: String, from address: String) async -> Response {
         await answering {
             guard let relay = environment.webPush else { throw Self.unknownChannel }
             let query = request.uri.queryParameters
@@ -78,8 +84,9 @@ struct WebPushRoutes {
                 throw WebPushRequest.Refusal(status: 400, reason: "after must be a receipt's sequence.")
             }
             let wait = request.headers[HTTPField.Name("prefer")!].flatMap(Self.waitSeconds) ?? 0
-            let receipts = try await relay.receipts(
-                subscription: subscription, acknowledgedThrough: after, wait: .seconds(min(wait, 30)))
+            let receipts = try await waits.withWait(.seconds(min(wait, 30)), from: address) { wait in
+                try await relay.receipts(subscription: subscription, acknowledgedThrough: after, wait: wait)
+            }
             return Response.json(
                 .object([
                     (
@@ -136,19 +143,26 @@ struct WebPushRoutes {
     private func notify(_ request: Request) async -> Response {
         await answering {
             guard let relay = environment.webPush,
-                let body = try? await request.body.collect(upTo: WebPushRequest.maximumBodyBytes + 1),
+                let body = try? await request.body.collect(upTo: Self.maximumMatrixBodyBytes + 1),
+                body.readableBytes <= Self.maximumMatrixBodyBytes,
                 let json = try? JSONParser.parse(Array(body.readableBytesView)),
-                let notification = json["notification"], case .object = notification
+                let notification = json["notification"], let members = notification.objectMembers
             else { throw WebPushRequest.Refusal(status: 400, reason: "The body is not a Matrix notification.") }
-            let payload = Array(JSONValue.object([("notification", notification)]).rendered.utf8)
-            guard payload.count <= WebPushRequest.maximumBodyBytes else {
-                throw WebPushRequest.Refusal(status: 413, reason: "The notification is larger than 4096 bytes.")
-            }
             let urgency: WebPushRequest.Urgency = notification["prio"]?.stringValue == "low" ? .normal : .high
             var rejected: [JSONValue] = []
+            var seen: Set<String> = []
             for device in notification["devices"]?.arrayElements ?? [] {
-                guard let pushkey = device["pushkey"]?.stringValue, let token = relay.token(ofEndpoint: pushkey) else {
-                    continue
+                // The Matrix push gateway API: an app_id of at most 64 characters names the
+                // app; each pushkey is pushed to once, and at most `maximumMatrixDevices` are.
+                guard let appID = device["app_id"]?.stringValue, Self.isMatrixAppID(appID),
+                    let pushkey = device["pushkey"]?.stringValue, seen.count < Self.maximumMatrixDevices,
+                    seen.insert(pushkey).inserted, let token = relay.token(ofEndpoint: pushkey)
+                else { continue }
+                // Each device is sent the notification naming itself alone among the devices.
+                let own = JSONValue.object(members.map { $0.key == "devices" ? ($0.key, .array([device])) : $0 })
+                let payload = Array(JSONValue.object([("notification", own)]).rendered.utf8)
+                guard payload.count <= WebPushRequest.maximumBodyBytes else {
+                    throw WebPushRequest.Refusal(status: 413, reason: "The notification is larger than 4096 bytes.")
                 }
                 do {
                     _ = try await relay.push(
@@ -162,6 +176,20 @@ struct WebPushRoutes {
             }
             return Response.json(.object([("rejected", .array(rejected))]))
         }
+    }
+
+    /// The largest Matrix notification taken: the homeserver lists every device of the user.
+    static let maximumMatrixBodyBytes = 16_384
+
+    /// The most distinct pushkeys one Matrix notification is pushed to.
+    static let maximumMatrixDevices = 20
+
+    /// Whether `text` is a Matrix pusher's app id: 1 to 64 of letters, digits, `.`, `_` and `-`.
+    static func isMatrixAppID(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy {
+                Base64URL.isAlphabet($0) || $0 == UInt8(ascii: ".")
+            }
     }
 
     private static let unknownChannel = WebPushRequest.Refusal(

@@ -28,10 +28,24 @@ struct DropInChildChannel: ServerChildChannel {
     let gateway: DeviceGateway
     /// The drop-in certificate, without ALPN: what a device on port 443 is shown.
     let deviceTLS: NIOSSLContext
+    /// Bounds the connections not yet authenticated (an HTTPS one never is).
+    let admission: ConnectionAdmission
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
         let route = channel.eventLoop.makePromise(of: Route.self)
+        // A connection that closes before its client hello is read is never routed: its
+        // route fails then, or the server would wait for it forever when it shuts down
+        // (`UnroutedConnectionHandler` closes one that stays silent).
+        let routed = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
+        channel.closeFuture.whenComplete { _ in
+            if !routed.value {
+                routed.value = true
+                route.fail(ChannelError.ioOnClosedChannel)
+            }
+        }
         let reader = SNIHandler { result in
+            guard !routed.value else { return channel.eventLoop.makeSucceededVoidFuture() }
+            routed.value = true
             if case .hostname(let name) = result, DropInHosts.isDeviceGateway(name) {
                 route.completeWith(Result { try gateway.adopt(channel, tls: deviceTLS) }.map { .device })
             } else {
@@ -41,6 +55,8 @@ struct DropInChildChannel: ServerChildChannel {
             return channel.eventLoop.makeSucceededVoidFuture()
         }
         return channel.eventLoop.makeCompletedFuture {
+            try channel.pipeline.syncOperations.addHandler(admission.makeHandler())
+            try channel.pipeline.syncOperations.addHandler(UnroutedConnectionHandler(routed: routed))
             try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(reader))
             return Value(channel: channel, route: route.futureResult)
         }

@@ -68,8 +68,12 @@ public struct EscapingLogHandler: LogHandler {
             case "\t": output += "\\t"
             case "\\": output += "\\\\"
             default:
-                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) || scalar == "\u{2028}"
-                    || scalar == "\u{2029}"
+                // Control characters, line and paragraph separators, and the marks and
+                // overrides that reorder text on a terminal (U+200E, U+200F, U+202A–U+202E,
+                // U+2066–U+2069): a logged value can neither forge a line nor hide its order.
+                if scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+                    || (0x2028...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
+                    || scalar == "\u{200E}" || scalar == "\u{200F}" || scalar == "\u{FEFF}"
                 {
                     output += "\\u{" + String(scalar.value, radix: 16, uppercase: true) + "}"
                 } else {

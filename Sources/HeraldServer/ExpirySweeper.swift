@@ -52,13 +52,20 @@ public struct ExpirySweeper: Service {
     }
 
     /// Removes devices that checked in `abandonedAfterSeconds` ago or earlier and never
-    /// registered nor connected (check-ins need no credentials, so they must not pile up).
+    /// registered nor connected, and installations as old that no registration names
+    /// (check-ins need no credentials and installations only the public API key, so
+    /// neither may pile up). Answers how many of both were removed.
     @discardableResult
     public func sweepAbandonedDevices() async throws -> Int {
         var total = 0
         let cutoff = clock.now().adding(seconds: -abandonedAfterSeconds)
         while true {
             let deleted = try await store.deleteAbandonedDevices(checkedInBefore: cutoff, limit: 1000)
+            total += deleted
+            if deleted < 1000 { break }
+        }
+        while true {
+            let deleted = try await store.deleteAbandonedInstallations(createdBefore: cutoff, limit: 1000)
             total += deleted
             if deleted < 1000 { return total }
         }
@@ -71,7 +78,10 @@ public struct ExpirySweeper: Service {
                     let deleted = try await sweep()
                     if deleted > 0 { logger.debug("expired messages removed", metadata: ["count": "\(deleted)"]) }
                     let abandoned = try await sweepAbandonedDevices()
-                    if abandoned > 0 { logger.info("abandoned check-ins removed", metadata: ["count": "\(abandoned)"]) }
+                    if abandoned > 0 {
+                        logger.info(
+                            "abandoned check-ins and installations removed", metadata: ["count": "\(abandoned)"])
+                    }
                 } catch {
                     logger.warning("expiry sweep failed", metadata: ["error": "\(error)"])
                 }

@@ -17,7 +17,8 @@ extension HeraldNode {
             certificateChain: certificates.certificatePath, privateKey: certificates.keyPath)
         let logger = logger
         return Application(
-            router: router(dropIn: DropInHosts(ownHostNames: listener.hostnames), https: true),
+            router: router(
+                dropIn: DropInHosts(ownHostNames: listener.hostnames), https: true, listenerHost: listener.host),
             server: try dropInServer(tls: tls),
             configuration: .init(address: .hostname(listener.host, port: listener.port), serverName: "Herald"),
             onServerRunning: { channel in
@@ -37,10 +38,11 @@ extension HeraldNode {
         let streams = HTTP2UpgradeChannel.Configuration(
             streamConfiguration: .init(additionalChannelHandlers: requestHandlers()))
         let gateway = gateway
+        let admission = admission
         return HTTPServerBuilder { responder in
             DropInChildChannel(
                 http: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: streams, responder: responder),
-                gateway: gateway, deviceTLS: deviceTLS)
+                gateway: gateway, deviceTLS: deviceTLS, admission: admission)
         }
     }
 }

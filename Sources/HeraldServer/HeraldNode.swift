@@ -39,6 +39,8 @@ public struct HeraldNode: Sendable {
     public static let signingSecretName = "access-token-hmac"
     /// The rate limits, shared with other nodes through the store when it is a cluster store.
     public let quotas: Quotas
+    /// Bounds the connections not yet authenticated, on every listener.
+    public let admission: ConnectionAdmission
     let logger: Logger
 
     /// Builds a node over a store; nothing listens until `run()`.
@@ -71,6 +73,12 @@ public struct HeraldNode: Sendable {
         let directory = directory
         let quotas = Quotas(metrics: metrics)
         self.quotas = quotas
+        let metrics = metrics
+        let admission = ConnectionAdmission(limits: configuration.connectionAdmission) { refusal in
+            metrics.increment("herald_connections_refused_total", [("reason", refusal.rawValue)])
+        }
+        self.admission = admission
+        let receiptSignal = PushReceiptSignal()
         let upstream = UpstreamIntake(
             store: store, registry: devices, clock: clock, metrics: metrics,
             projects: { directory.project(named: $0) }, logger: logger)
@@ -81,7 +89,8 @@ public struct HeraldNode: Sendable {
             collapsibleThrottle: { message, now in
                 guard let project = directory.project(named: message.projectID) else { return nil }
                 return quotas.takeCollapsible(token: message.token, settings: project.settings, now: now)
-            }, cluster: cluster, upstream: upstream, logger: logger)
+            }, cluster: cluster, upstream: upstream, admission: admission, receiptSignal: receiptSignal,
+            logger: logger)
         fanouts = FanoutEngine(
             store: store, clock: clock, metrics: metrics, registry: devices,
             projects: { directory.project(named: $0) }, logger: logger, cluster: cluster)
@@ -93,6 +102,7 @@ public struct HeraldNode: Sendable {
             ? XMPPGateway(
                 configuration: configuration.xmpp, tls: gateway.tls, dispatcher: dispatcher, quotas: quotas,
                 upstream: store, nodeID: cluster.nodeID, clock: clock, metrics: metrics, logger: logger,
+                admission: admission,
                 authenticate: { _, serverKey in await directory.find { $0.project(serverKey: serverKey) } })
             : nil
         if let xmpp { upstream.onArrival { projectID in xmpp.wake(projectID: projectID) } }
@@ -103,13 +113,13 @@ public struct HeraldNode: Sendable {
             clock: clock, metrics: metrics, logger: logger,
             renderMetrics: { metricsRegistry.emitToString() },
             metricsAccess: .forListening(on: configuration.httpHost, token: configuration.metricsToken),
-            deviceRequestLimits: configuration.deviceRequestLimits)
+            deviceRequestLimits: configuration.deviceRequestLimits, publicURL: configuration.effectivePublicURL)
         environment.fanouts = fanouts
         environment.webPush = WebPushRelay(
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
             store: store, registry: devices, cluster: cluster, quotas: quotas, clock: clock, metrics: metrics,
-            logger: logger)
+            receiptSignal: receiptSignal, logger: logger)
         self.environment = environment
     }
 
@@ -144,7 +154,8 @@ public struct HeraldNode: Sendable {
     {
         Application(
             router: router(),
-            server: .http1(configuration: .init(additionalChannelHandlers: requestHandlers())),
+            server: .http1(
+                configuration: .init(additionalChannelHandlers: [admission.makeHandler()] + requestHandlers())),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
@@ -152,8 +163,14 @@ public struct HeraldNode: Sendable {
     }
 
     /// Every HTTP route: the API's and the console's; in drop-in mode, served only under the
-    /// host names `dropIn` allows (the console only under the operator's own).
-    func router(dropIn: DropInHosts? = nil, https: Bool = false) -> Router<HeraldRequestContext> {
+    /// host names `dropIn` allows (the console only under the operator's own). Who may read
+    /// the metrics is decided by the address this listener is bound to (`listenerHost`).
+    func router(dropIn: DropInHosts? = nil, https: Bool = false, listenerHost: String? = nil)
+        -> Router<HeraldRequestContext>
+    {
+        var environment = environment
+        environment.metricsAccess = .forListening(
+            on: listenerHost ?? configuration.httpHost, token: configuration.metricsToken)
         let router = HeraldRouter.make(environment, dropIn: dropIn)
         ConsoleRoutes(
             environment: environment, secureCookies: https || configuration.effectivePublicURL.hasPrefix("https:"),

@@ -21,6 +21,10 @@ public struct ServerConfiguration: Sendable {
     /// What one address or checked-in device may ask of the unauthenticated device endpoints
     /// per minute (defaults in `DeviceRequestLimiter.Limits`).
     public var deviceRequestLimits = DeviceRequestLimiter.Limits()
+    /// Connections not yet authenticated, per source address and in all, on every listener
+    /// (defaults in `ConnectionAdmission.Limits`; `herald serve` sets the total to half its
+    /// open-files limit).
+    public var connectionAdmission = ConnectionAdmission.Limits()
     /// A device that checked in but never registered nor connected is removed after this
     /// many seconds. Default 86,400 (a day).
     public var abandonedCheckinSeconds: Int64 = 86_400

@@ -49,4 +49,8 @@ public protocol RegistrationStore: Sendable {
     /// Removes up to `limit` devices that checked in before `checkedInBefore` and never
     /// registered an app nor connected; answers how many.
     func deleteAbandonedDevices(checkedInBefore: Timestamp, limit: Int) async throws -> Int
+
+    /// Removes up to `limit` installations created before `createdBefore` that no
+    /// registration names; answers how many.
+    func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) async throws -> Int
 }

@@ -79,9 +79,11 @@ final class BenchServer {
                 [
                     "serve", "--data-dir", data, "--http-port", String(http), "--gateway-port", String(gateway),
                     "--log-level", "warning",
-                    // A benchmark checks in and registers thousands of devices from loopback.
+                    // A benchmark checks in, registers and connects thousands of devices from loopback.
                     "--checkins-per-minute", "0", "--registrations-per-minute", "0",
-                    "--device-registrations-per-minute", "0", "--xmpp-plaintext-port", String(xmpp),
+                    "--device-registrations-per-minute", "0", "--unauthenticated-connections-per-address", "0",
+                    "--unauthenticated-connections", "0",
+                    "--xmpp-plaintext-port", String(xmpp),
                 ] + (plaintext ? ["--gateway-plaintext"] : [])
                 + (dropIn
                     ? [

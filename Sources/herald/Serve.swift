@@ -116,7 +116,17 @@ struct Serve: AsyncParsableCommand {
     var httpBodyTimeout = 60.0
 
     @Option(name: .customLong("login-timeout"), help: "Seconds a device connection has to log in.")
-    var loginTimeout = 30
+    var loginTimeout = 10
+    @Option(
+        name: .customLong("unauthenticated-connections-per-address"),
+        help: "Connections one address may hold open before they authenticate, on every listener (0: no limit).")
+    var unauthenticatedPerAddress = ConnectionAdmission.Limits().perAddress
+    @Option(
+        name: .customLong("unauthenticated-connections"),
+        help:
+            "Connections held open before they authenticate, in all (default: half the open-files limit; 0: no limit)."
+    )
+    var unauthenticatedTotal: Int?
 
     @Option(
         name: .customLong("xmpp-port"),
@@ -191,7 +201,12 @@ struct Serve: AsyncParsableCommand {
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
         configuration.acknowledgementWait = Dispatcher.acknowledgementWait(
             limit: .microseconds(Int64(acknowledgementWaitMilliseconds * 1000)))
-        OpenFiles.raiseLimit(logger: logger)
+        let openFiles = OpenFiles.raiseLimit(logger: logger)
+        // Half the descriptors at most for connections that have not authenticated: the
+        // rest stays for devices, app servers and the store.
+        configuration.connectionAdmission = ConnectionAdmission.Limits(
+            perAddress: unauthenticatedPerAddress,
+            total: unauthenticatedTotal ?? openFiles.map { $0 / 2 } ?? ConnectionAdmission.Limits().total)
         var gateway = GatewayConfiguration()
         gateway.loginTimeoutSeconds = loginTimeout
         gateway.host = gatewayHost ?? httpHost

@@ -43,6 +43,10 @@ import Testing
         expectInvalid(#"{"token":"APA91bt","webpush":{"data":{"\#(key)":"v"}}}"#, field: "message.webpush.data")
     }
 
+    @Test func M3_aDataKeyWithU0000IsRefused() {
+        expectInvalid(#"{"token":"APA91bt","data":{"a\u0000b":"v"}}"#, field: "message.data", legacy: "InvalidDataKey")
+    }
+
     @Test func M3_ordinaryKeysThatMerelyContainReservedWordsAreFine() throws {
         _ = try decodeMessage(#"{"token":"APA91bt","data":{"my_from":"v","collapse_key":"v","agcm":"v"}}"#)
     }

@@ -22,12 +22,13 @@ import Testing
         let intake: UpstreamIntake
         let arrivals = Mutex<[String]>([])
 
-        init(upstreamPerMinute: Int = 1_500_000, perDevice: Int = 1_000) async throws {
+        init(upstreamPerMinute: Int = 1_500_000, perDevice: Int = 1_000, waiting: Int = 10_000) async throws {
             var project = Project(
                 id: "upstream-project", number: 424_242, apiKey: "AIza-u", serverKey: "AAAA-u",
                 createdAt: Timestamp(seconds: 1))
             project.settings.upstreamPerMinute = upstreamPerMinute
             project.settings.upstreamDevicePerMinute = perDevice
+            project.settings.upstreamWaiting = waiting
             self.project = project
             try await store.createProject(
                 project,
@@ -53,6 +54,24 @@ import Testing
                 messageID: id, to: to, category: "com.example.up", token: token ?? self.token, ttlSeconds: ttl,
                 data: ["k": "v"])
         }
+    }
+
+    /// Upstream messages are not storage: an id longer than `maximumMessageIDBytes` is
+    /// refused, and past the project's `upstream-waiting` nothing more is kept.
+    @Test func T5_aLongMessageIDAndMessagesPastTheProjectsWaitingAreRefusedAndNotKept() async throws {
+        let world = try await World(waiting: 3)
+        let long = String(repeating: "i", count: UpstreamMessage.maximumMessageIDBytes + 1)
+        #expect(
+            try await world.intake.receive(world.request(long), androidID: world.device.androidID)
+                == .invalidParameters)
+        #expect(try await world.store.upstreamCount(projectID: world.project.id) == 0)
+        for index in 0..<3 {
+            #expect(
+                try await world.intake.receive(world.request("w\(index)"), androidID: world.device.androidID) == nil)
+        }
+        #expect(
+            try await world.intake.receive(world.request("w3"), androidID: world.device.androidID) == .tooManyMessages)
+        #expect(try await world.store.upstreamCount(projectID: world.project.id) == 3)
     }
 
     @Test func aDevicesMessageIsKeptOnceAndAnnounced() async throws {

@@ -18,12 +18,15 @@ import Testing
     let relay: WebPushRelay
     let device: Device
 
+    /// What the gateway tells of the acknowledgements it writes.
+    let receiptSignal = PushReceiptSignal()
+
     init() async throws {
         device = Device.make(at: clock.now())
         relay = WebPushRelay(
             configuration: .init(publicURL: "https://push.example.com/"), store: store, registry: DeviceRegistry(),
             quotas: Quotas(), clock: clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
-            logger: Logger(label: "test"))
+            receiptSignal: receiptSignal, logger: Logger(label: "test"))
         try await store.createDevice(device)
     }
 
@@ -132,16 +135,19 @@ import Testing
         let unasked = try await relay.push(WebPushRequest(ttlSeconds: 60), token: token, credential: nil)
         #expect(unasked.receipts == nil)
         #expect(try await relay.receipts(subscription: subscription, acknowledgedThrough: 0, wait: .zero).isEmpty)
-        // The device acknowledges the first while a read waits.
+        // The device acknowledges the first while a read waits: the read is woken when the
+        // acknowledgement is written, not at the end of its wait.
+        let started = ContinuousClock.now
         let waiting = Task {
-            try await relay.receipts(
-                subscription: subscription, acknowledgedThrough: 0, wait: .seconds(10), interval: .milliseconds(20))
+            try await relay.receipts(subscription: subscription, acknowledgedThrough: 0, wait: .seconds(20))
         }
         try await Task.sleep(for: .milliseconds(100))
         #expect(
             try await store.acknowledge(
                 androidID: device.androidID, persistentIDs: [first.messageID, unasked.messageID]) == 2)
+        receiptSignal.acknowledged([first.messageID, unasked.messageID])
         let read = try await waiting.value
+        #expect(ContinuousClock.now - started < .seconds(10))
         #expect(read.map(\.messageID) == [first.messageID] && read[0].token == token)
         #expect(
             relay.messageResource(token: read[0].token, messageID: read[0].messageID) == first.location)

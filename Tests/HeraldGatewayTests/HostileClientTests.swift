@@ -124,7 +124,8 @@ import Testing
             let refused = try await Register3EndpointTests.register3(harness, device, form)
             #expect(refused.status == 429)
             #expect(refused.line == "Error=TOO_MANY_REGISTRATIONS")
-            #expect(try await harness.node.store.registrations(androidID: androidID).count == 2)
+            // The same request again answers the token it has: one registration.
+            #expect(try await harness.node.store.registrations(androidID: androidID).count == 1)
         }
         let limiter = DeviceRequestLimiter(limits: limits, clock: ManualClock())
         #expect(limiter.admit(.deviceRegistration, "1") && limiter.admit(.deviceRegistration, "1"))
@@ -137,6 +138,9 @@ import Testing
             EscapingLogHandler.escaped("com.example\n2026 critical: forged") == #"com.example\n2026 critical: forged"#)
         #expect(EscapingLogHandler.escaped("a\u{1B}[31mred\r") == #"a\u{1B}[31mred\r"#)
         #expect(EscapingLogHandler.escaped(String(repeating: "x", count: 500), limit: 200).count == 201)
+        // Marks and overrides that reorder what a terminal shows are written as escapes too.
+        #expect(EscapingLogHandler.escaped("user\u{202E}gpj.exe") == #"user\u{202E}gpj.exe"#)
+        #expect(EscapingLogHandler.escaped("a\u{2066}b\u{200F}c") == #"a\u{2066}b\u{200F}c"#)
 
         let lines = LogLines()
         var logger = Logger(label: "hostile") { _ in EscapingLogHandler(wrapping: CapturingLogHandler(lines: lines)) }

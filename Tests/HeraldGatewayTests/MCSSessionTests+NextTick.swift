@@ -31,7 +31,7 @@ extension MCSSessionTests {
     @Test func N2_aTickIsDueForTheLoginDeadlineAndNotBefore() throws {
         var session = MCSSession(configuration: configuration(), now: start)
         let due = try #require(session.nextTick)
-        #expect(due == start.adding(milliseconds: 30_001))
+        #expect(due == start.adding(milliseconds: Int64(GatewayConfiguration().loginTimeoutSeconds) * 1000 + 1))
         var early = session
         #expect(early.tick(now: due.adding(milliseconds: -1)).isEmpty)
         #expect(session.tick(now: due) == [.close(reason: "login timeout")])

@@ -257,6 +257,25 @@ import Testing
         #expect(session.isClosed)
     }
 
+    /// A flood of receipts costs the store nothing: past `maximumReceiptsPerMinute` in a
+    /// minute they are dropped unread, and the next minute counts again.
+    @Test func L7_receiptsPastTheMinutesAllowanceAreDroppedUnread() {
+        var session = MCSSession(configuration: configuration(), now: start)
+        _ = loggedIn(&session)
+        let receipt = MCSFrame.heraldExtension(MCSFrame.receiptExtension, "opened m1")
+        var recorded = 0
+        for _ in 0..<(MCSSession.maximumReceiptsPerMinute + 500) {
+            recorded += session.received(receipt, now: start).count
+        }
+        #expect(recorded == MCSSession.maximumReceiptsPerMinute)
+        #expect(!session.isClosed)
+        #expect(session.received(receipt, now: start.adding(seconds: 60)) == [.recordReceipt(.opened, messageID: "m1")])
+        let oversized = MCSFrame.heraldExtension(
+            MCSFrame.receiptExtension, "opened " + String(repeating: "x", count: 200))
+        _ = session.received(oversized, now: start.adding(seconds: 61))
+        #expect(session.isClosed)
+    }
+
     /// N2: a stopping gateway tells each device to close, so that it reconnects with its
     /// backoff instead of waiting for a dead connection's heartbeat to fail.
     @Test func N2_aStoppingGatewayTellsTheDeviceToClose() {

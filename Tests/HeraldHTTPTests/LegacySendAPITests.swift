@@ -206,7 +206,8 @@ import Testing
         let device = Device.make(at: Timestamp(milliseconds: 0))
         try await server.store.createDevice(device)
         let channel = Registration(
-            token: Registration.makeToken(), kind: .webChannel, projectID: nil, sender: "chrome",
+            token: Registration.makeToken(), kind: .webChannel, projectID: nil,
+            sender: WebChannelBinding.firebaseDefaultKey,
             appID: "org.chromium.linux", subtype: "wp:receiver", platform: .web, androidID: device.androidID,
             createdAt: Timestamp(milliseconds: 0))
         try await server.store.createRegistration(channel)

@@ -1,5 +1,9 @@
 import HeraldHTTP
+import Hummingbird
+import HummingbirdTesting
 import Testing
+
+@testable import HeraldServer
 
 /// Who may read `GET /metrics`, which names every project with its counts.
 @Suite struct MetricsAccessTests {
@@ -19,5 +23,24 @@ import Testing
         }
         #expect(!MetricsAccess.closed.allows(authorization: "Bearer s3cret"))
         #expect(MetricsAccess.open.allows(authorization: nil))
+    }
+}
+
+/// A listener's metrics are open or closed by the address that listener is bound to: the
+/// drop-in listener on a public address keeps them closed while the HTTP port is loopback.
+@Suite struct MetricsPerListenerTests {
+    @Test func aListenerBeyondLoopbackClosesItsMetricsWhateverTheHTTPPortIs() async throws {
+        let server = try await TestServer.make()
+        #expect(server.node.configuration.httpHost == "127.0.0.1")
+        let publicListener = Application(router: server.node.router(listenerHost: "0.0.0.0"))
+        try await publicListener.test(.router) { client in
+            let response = try await client.execute(uri: "/metrics", method: .get)
+            #expect(response.status == .unauthorized)
+        }
+        let loopbackListener = Application(router: server.node.router(listenerHost: "127.0.0.1"))
+        try await loopbackListener.test(.router) { client in
+            let response = try await client.execute(uri: "/metrics", method: .get)
+            #expect(response.status == .ok)
+        }
     }
 }

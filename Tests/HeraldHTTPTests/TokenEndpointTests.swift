@@ -1,4 +1,5 @@
 import Crypto
+import HTTPTypes
 import HeraldCore
 import HeraldStorage
 import Hummingbird
@@ -36,15 +37,30 @@ import _CryptoExtras
                     "invalid_grant")
             }
         }
+        let own = ["https://push.example:8080"]
+        #expect(ServiceAccountAssertion.Audience.tokenEndpoint(origins: own).accepts("https://push.example:8080/token"))
+        #expect(!ServiceAccountAssertion.Audience.tokenEndpoint(origins: own).accepts("http://push.example:8080/token"))
         #expect(
-            ServiceAccountAssertion.Audience.tokenEndpoint(host: "push.example:8080").accepts(
-                "https://push.example:8080/token"))
-        #expect(
-            !ServiceAccountAssertion.Audience.tokenEndpoint(host: "push.example:8080").accepts(
-                "https://push.example.evil/token"))
-        #expect(ServiceAccountAssertion.Audience.api(host: nil).accepts(nil))
-        #expect(ServiceAccountAssertion.Audience.api(host: "h:1").accepts("http://h:1/"))
-        #expect(!ServiceAccountAssertion.Audience.api(host: "h:1").accepts("https://evil.example/"))
+            !ServiceAccountAssertion.Audience.tokenEndpoint(origins: own).accepts("https://push.example.evil/token"))
+        #expect(ServiceAccountAssertion.Audience.api(origins: []).accepts(nil))
+        #expect(ServiceAccountAssertion.Audience.api(origins: ["http://h:1"]).accepts("http://h:1/"))
+        #expect(!ServiceAccountAssertion.Audience.api(origins: ["http://h:1"]).accepts("https://evil.example/"))
+        #expect(Authenticator.origin(of: "https://push.example:8080/base/") == "https://push.example:8080")
+    }
+
+    /// A `Host` header is the caller's to choose: an assertion made for another service's
+    /// token URL is refused even when the request names that service as its host.
+    @Test func C4_theAudienceIsNeverTakenFromTheHostHeader() async throws {
+        let server = try await TestServer.make()
+        try await server.test { client in
+            let assertion = try server.assertion(claims: ["aud": .string("https://other.example/token")])
+            let response = try await client.execute(
+                uri: "/token", method: .post,
+                headers: [.contentType: "application/x-www-form-urlencoded", HTTPField.Name("Host")!: "other.example"],
+                body: ByteBuffer(
+                    string: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"))
+            try expectOAuthError(response, "invalid_grant")
+        }
     }
 
     @Test func C4_theMessagingScopeAloneIsEnough() async throws {

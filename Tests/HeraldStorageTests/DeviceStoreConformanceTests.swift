@@ -122,6 +122,31 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         #expect(try await store.device(androidID: 902) != nil)
     }
 
+    /// Installations need only the public API key: one that no registration names is
+    /// removed after its time, one a registration names is kept.
+    @Test(arguments: Backend.allCases)
+    func anInstallationThatNoRegistrationNamesIsRemovedAfterItsTime(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let old = Timestamp(seconds: 1_000)
+        for fid in ["fidUnused000000001", "fidUnused000000002", "fidRegistered00001"] {
+            #expect(
+                try await store.createInstallation(
+                    Installation(
+                        fid: fid, projectID: "alpha-project", appID: "1:1:android:1", refreshToken: "r",
+                        createdAt: old)))
+        }
+        try await store.createDevice(Device(androidID: 950, securityToken: 1, createdAt: old))
+        try await store.createRegistration(
+            Registration(
+                token: Registration.makeToken(), kind: .app, projectID: "alpha-project", sender: "1", appID: "app",
+                subtype: nil, platform: .android, androidID: 950, installationID: "fidRegistered00001",
+                createdAt: old))
+        #expect(try await store.deleteAbandonedInstallations(createdBefore: old, limit: 100) == 0)
+        #expect(try await store.deleteAbandonedInstallations(createdBefore: Timestamp(seconds: 2_000), limit: 100) == 2)
+        #expect(try await store.installation(fid: "fidUnused000000001", projectID: "alpha-project") == nil)
+        #expect(try await store.installation(fid: "fidRegistered00001", projectID: "alpha-project") != nil)
+    }
+
     @Test(arguments: Backend.allCases)
     func aRotatedSecretKeepsThePreviousOneForAnHour(_ backend: Backend) async throws {
         let store = try await prepared(backend)

@@ -271,6 +271,17 @@ public actor InMemoryStore: HeraldStore {
         return abandoned.count
     }
 
+    public func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) -> Int {
+        let named = Set(
+            registrationsByToken.values.compactMap { registration in
+                registration.installationID.map { "\(registration.projectID ?? "")/\($0)" }
+            })
+        let abandoned = installations.filter { $0.value.createdAt < createdBefore && !named.contains($0.key) }
+            .prefix(limit)
+        for (key, _) in abandoned { installations[key] = nil }
+        return abandoned.count
+    }
+
     public func deleteExpired(now: Timestamp, limit: Int) -> Int {
         for id in messages.values.filter({ $0.expiresAt <= now }).prefix(limit).map(\.id) { messages[id] = nil }
         let expired = Array(queue.filter { $0.expiresAt <= now }.prefix(limit))

@@ -165,6 +165,19 @@ extension PostgresStore {
             """)
     }
 
+    public func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) async throws -> Int {
+        try await count(
+            """
+            DELETE FROM installations WHERE (project_id, fid) IN (
+                SELECT project_id, fid FROM installations
+                WHERE created_at < \(createdBefore.milliseconds) AND NOT EXISTS (
+                    SELECT 1 FROM registrations WHERE registrations.project_id = installations.project_id
+                    AND registrations.installation_id = installations.fid)
+                LIMIT \(limit))
+            RETURNING 1
+            """)
+    }
+
     static let registrationColumns = SQLiteStore.registrationColumns
 
     static func registration(_ row: PostgresRow) throws -> Registration {

@@ -179,6 +179,21 @@ extension SQLiteStore {
         }
     }
 
+    public func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) async throws -> Int {
+        try await write { db in
+            try db.executeCached(
+                sql: """
+                    DELETE FROM installations WHERE rowid IN (
+                        SELECT rowid FROM installations
+                        WHERE created_at < ? AND NOT EXISTS (
+                            SELECT 1 FROM registrations WHERE registrations.project_id = installations.project_id
+                            AND registrations.installation_id = installations.fid)
+                        LIMIT ?)
+                    """, arguments: [createdBefore.milliseconds, limit])
+            return db.changesCount
+        }
+    }
+
     /// `columns` (a comma-separated list) each prefixed with `table`. The lists are a few
     /// fixed ones and every fanout page asks again, so each answer is kept.
     static func qualified(_ columns: String, by table: String) -> String {

@@ -1,0 +1,51 @@
+import HeraldDelivery
+import Testing
+
+/// A waiting read of a receipt subscription is woken by the receipt, not by polling.
+@Suite struct PushReceiptSignalTests {
+    @Test func aWaitingReadIsWokenWhenItsExpectedMessageIsAcknowledged() async {
+        let signal = PushReceiptSignal()
+        signal.expect(persistentID: "m1", subscription: "s1")
+        let started = ContinuousClock.now
+        let mark = signal.mark()
+        async let waited: Void = signal.wait(for: "s1", after: mark, upTo: .seconds(20))
+        try? await Task.sleep(for: .milliseconds(100))
+        signal.acknowledged(["other", "m1"])
+        await waited
+        #expect(ContinuousClock.now - started < .seconds(5))
+    }
+
+    @Test func anotherSubscriptionsReceiptDoesNotWakeItAndTheWaitEndsOnTime() async {
+        let signal = PushReceiptSignal()
+        signal.expect(persistentID: "m2", subscription: "s2")
+        let started = ContinuousClock.now
+        let mark = signal.mark()
+        async let waited: Void = signal.wait(for: "s1", after: mark, upTo: .milliseconds(300))
+        try? await Task.sleep(for: .milliseconds(50))
+        signal.acknowledged(["m2"])
+        await waited
+        #expect(ContinuousClock.now - started >= .milliseconds(300))
+    }
+
+    @Test func aWaitShorterThanItsStartEndsAtOnce() async {
+        let signal = PushReceiptSignal()
+        for _ in 0..<200 { await signal.wait(for: "s", after: signal.mark(), upTo: .zero) }
+        signal.announce(["s"])
+    }
+
+    /// A receipt announced after the reader looked at the store but before it began to
+    /// wait ends the wait at once: the wake-up is not lost.
+    @Test func aReceiptAnnouncedBetweenTheReadAndTheWaitIsNotMissed() async {
+        let signal = PushReceiptSignal()
+        let mark = signal.mark()
+        signal.expect(persistentID: "m1", subscription: "s1")
+        signal.acknowledged(["m1"])
+        let started = ContinuousClock.now
+        await signal.wait(for: "s1", after: mark, upTo: .seconds(20))
+        #expect(ContinuousClock.now - started < .seconds(5))
+        // A later read, marked after it, waits for the next one.
+        let later = ContinuousClock.now
+        await signal.wait(for: "s1", after: signal.mark(), upTo: .milliseconds(200))
+        #expect(ContinuousClock.now - later >= .milliseconds(200))
+    }
+}
