@@ -109,6 +109,7 @@ def test_1_a_channel_restricted_to_a_site_key_binds_only_to_a_project_holding_th
     assert rows(server, "registrations") == before
     # The project that holds the key binds it, naming the key as the web SDK does.
     server.cli("project", "set", ALPHA, f"web-push-keys={site_key}")
+    assert f"web-push-keys = {site_key}" in server.cli("project", "show", ALPHA)
     time.sleep(1.5)  # a running server reads settings within a second
     assert bind_by_registration(server, alpha, endpoint, application_key=public_key())[0] == 403  # not its key
     assert bind_by_registration(server, alpha, endpoint, application_key=site_key)[0] == 200

@@ -73,6 +73,7 @@ struct ProjectCommand: AsyncParsableCommand {
             for setting in ProjectSettings.names {
                 print("  \(setting.name) = \(project.settings[keyPath: setting.keyPath])")
             }
+            print("  \(ProjectSettings.webPushKeysName) = \(project.settings.webPushKeys.joined(separator: ","))")
             let shown = 100
             let web = try await store.webRegistrations(projectID: projectID, limit: shown + 1)
             print("web registrations (push channels of browsers and Web Push receivers):\(web.isEmpty ? " none" : "")")
