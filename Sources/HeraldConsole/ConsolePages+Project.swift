@@ -195,6 +195,12 @@ extension ConsolePages {
         <button type="submit">Create a key and download its file</button></form>
         <p>The file holds the key's private part, which Herald keeps nowhere: store it safely.</p>{{/admin}}
         </section>
+        <section aria-labelledby="apns">
+        <h2 id="apns">Apple push service (APNs)</h2>
+        {{^apnsNone}}<ul>{{#apns}}<li>{{.}}</li>{{/apns}}</ul>{{/apnsNone}}
+        {{#apnsNone}}<p>None. An operator gives them with <code>herald project apns-key</code> or
+        <code>herald project apns-certificate</code>.</p>{{/apnsNone}}
+        </section>
         {{> foot}}
         """,
         "message": """

@@ -102,6 +102,10 @@ struct CredentialRoutes {
                 "state": key.revokedAt.map { "revoked \(UTCTime.shown($0))" } ?? "active", "active": key.isActive,
             ]
         }
+        // What the credentials are, never their keys.
+        let apns = try await environment.store.apnsCredentials(projectID: project.id).map(\.summary)
+        values["apns"] = apns
+        values["apnsNone"] = apns.isEmpty
         return ConsoleResponse.page("credentials", values)
     }
 }

@@ -9,6 +9,7 @@ struct ProjectCommand: AsyncParsableCommand {
         commandName: "project", abstract: "Create and manage projects and their credentials.",
         subcommands: [
             Create.self, List.self, Show.self, Set.self, Delete.self, RotateKey.self, RotateSecret.self,
+            APNsKeyCommand.self, APNsCertificateCommand.self,
         ])
 
     struct Create: AsyncParsableCommand {
@@ -74,6 +75,9 @@ struct ProjectCommand: AsyncParsableCommand {
                 print("  \(setting.name) = \(project.settings[keyPath: setting.keyPath])")
             }
             print("  \(ProjectSettings.webPushKeysName) = \(project.settings.webPushKeys.joined(separator: ","))")
+            let apns = try await store.apnsCredentials(projectID: projectID)
+            print("apns credentials:\(apns.isEmpty ? " none" : "")")
+            for credential in apns { print("  \(credential.summary)") }
             let shown = 100
             let web = try await store.webRegistrations(projectID: projectID, limit: shown + 1)
             print("web registrations (push channels of browsers and Web Push receivers):\(web.isEmpty ? " none" : "")")

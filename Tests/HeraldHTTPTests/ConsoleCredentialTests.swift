@@ -20,6 +20,16 @@ import _CryptoExtras
             _ = try await ada.signIn(client, name: "ada", password: ConsoleTests.password)
             let seen = String(buffer: try await ada.get(client, page).body)
             #expect(seen.contains(server.project.serverKey) && seen.contains(server.key.id) && !seen.contains("Rotate"))
+            #expect(seen.contains("herald project apns-key"))  // none yet
+            // APNs credentials are listed by what they are, never with their key.
+            try await server.store.setAPNsCredential(
+                APNsCredential(
+                    projectID: "test-project",
+                    secret: .signingKey(keyID: "KEY1234567", teamID: "TEAM123456", privateKeyPEM: "PRIVATE PART"),
+                    bundleID: "com.example.app", environment: .production, createdAt: server.clock.now()))
+            let listed = String(buffer: try await ada.get(client, page).body)
+            #expect(listed.contains("token: key KEY1234567, team TEAM123456, bundle com.example.app, production"))
+            #expect(!listed.contains("PRIVATE PART"))
             #expect(try await ada.post(client, page + "/keys", "csrf=\(ada.csrf)").status == .forbidden)
 
             var root = ConsoleTests.Browser()

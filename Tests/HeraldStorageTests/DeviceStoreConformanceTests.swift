@@ -147,6 +147,38 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         #expect(try await store.installation(fid: "fidRegistered00001", projectID: "alpha-project") != nil)
     }
 
+    /// A project holds one APNs credential of each kind: setting one replaces the same
+    /// kind, removing one leaves the other, and each change moves the credentials revision.
+    @Test(arguments: Backend.allCases)
+    func aProjectHoldsOneAPNsCredentialOfEachKind(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let at = Timestamp(seconds: 1_000)
+        let token = APNsCredential(
+            projectID: "alpha-project",
+            secret: .signingKey(keyID: "KEY1234567", teamID: "TEAM123456", privateKeyPEM: "pem"),
+            bundleID: "com.example.app", environment: .both, createdAt: at)
+        let certificate = APNsCredential(
+            projectID: "alpha-project", secret: .certificate(bytes: [1, 2, 3], password: "secret"),
+            bundleID: "com.example.app", environment: .production, createdAt: at)
+        #expect(try await store.apnsCredentials(projectID: "alpha-project").isEmpty)
+        let revision = try await store.credentialsRevision()
+        try await store.setAPNsCredential(certificate)
+        try await store.setAPNsCredential(token)
+        #expect(try await store.credentialsRevision() > revision)
+        #expect(try await store.apnsCredentials(projectID: "alpha-project") == [token, certificate])
+        var replaced = token
+        replaced.secret = .signingKey(keyID: "KEY7654321", teamID: "TEAM123456", privateKeyPEM: "other")
+        replaced.environment = .development
+        try await store.setAPNsCredential(replaced)
+        #expect(try await store.apnsCredentials(projectID: "alpha-project") == [replaced, certificate])
+        #expect(try await store.removeAPNsCredential(projectID: "alpha-project", kind: .token))
+        #expect(!(try await store.removeAPNsCredential(projectID: "alpha-project", kind: .token)))
+        #expect(try await store.apnsCredentials(projectID: "alpha-project") == [certificate])
+        var unknown = token
+        unknown.projectID = "no-such-project"
+        await #expect(throws: StoreError.notFound("project")) { try await store.setAPNsCredential(unknown) }
+    }
+
     @Test(arguments: Backend.allCases)
     func aRotatedSecretKeepsThePreviousOneForAnHour(_ backend: Backend) async throws {
         let store = try await prepared(backend)

@@ -12,6 +12,7 @@ public actor InMemoryStore: HeraldStore {
     private var devices: [UInt64: Device] = [:]
     private var registrationsByToken: [String: Registration] = [:]
     private var installations: [String: Installation] = [:]
+    private var apnsCredentialsByProject: [String: [APNsCredential.Kind: APNsCredential]] = [:]
     private var queue: [QueuedMessage] = []
     private var lastSequence: Int64 = 0
     private var stats: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
@@ -63,6 +64,7 @@ public actor InMemoryStore: HeraldStore {
         fanouts = fanouts.filter { $0.value.projectID != id }
         deviceGroups = deviceGroups.filter { $0.value.projectID != id }
         installations = installations.filter { $0.value.projectID != id }
+        apnsCredentialsByProject[id] = nil
         queue.removeAll { $0.projectID == id }
         upstream.removeAll { $0.message.projectID == id }
         revision += 1
@@ -269,6 +271,22 @@ public actor InMemoryStore: HeraldStore {
         }.prefix(limit)
         for device in abandoned { devices[device.androidID] = nil }
         return abandoned.count
+    }
+
+    public func setAPNsCredential(_ credential: APNsCredential) throws {
+        guard projectsByID[credential.projectID] != nil else { throw StoreError.notFound("project") }
+        apnsCredentialsByProject[credential.projectID, default: [:]][credential.kind] = credential
+        revision += 1
+    }
+
+    public func apnsCredentials(projectID: String) -> [APNsCredential] {
+        APNsCredential.Kind.allCases.compactMap { apnsCredentialsByProject[projectID]?[$0] }
+    }
+
+    public func removeAPNsCredential(projectID: String, kind: APNsCredential.Kind) -> Bool {
+        guard apnsCredentialsByProject[projectID]?.removeValue(forKey: kind) != nil else { return false }
+        revision += 1
+        return true
     }
 
     public func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) -> Int {

@@ -315,6 +315,24 @@ extension PostgresStore {
                 "CREATE INDEX error_counts_hour ON error_counts(hour)",
             ]
         ),
+        (
+            "v14-apns-credentials",
+            [
+                """
+                CREATE TABLE apns_credentials (
+                    project_id TEXT COLLATE "C" NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    kind TEXT NOT NULL,
+                    bundle_id TEXT NOT NULL,
+                    environment TEXT NOT NULL,
+                    key_id TEXT NOT NULL,
+                    team_id TEXT NOT NULL,
+                    secret BYTEA NOT NULL,
+                    password TEXT,
+                    created_at BIGINT NOT NULL,
+                    PRIMARY KEY (project_id, kind))
+                """
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -397,6 +397,26 @@ extension SQLiteStore {
                         GROUP BY project_id, created_at / 86400000, app_id, analytics_label;
                     """)
         }
+        migrator.registerMigration("v19-apns-credentials") { db in
+            // A project's credentials for Apple's push service: one of each kind, the
+            // secret (a .p8 key's PEM, or a certificate as PEM or PKCS#12) kept like the
+            // other secrets, in this owner-only file.
+            try db.execute(
+                sql: """
+                    CREATE TABLE apns_credentials (
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        kind TEXT NOT NULL,
+                        bundle_id TEXT NOT NULL,
+                        environment TEXT NOT NULL,
+                        key_id TEXT NOT NULL,
+                        team_id TEXT NOT NULL,
+                        secret BLOB NOT NULL,
+                        password TEXT,
+                        created_at INTEGER NOT NULL,
+                        PRIMARY KEY (project_id, kind)
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }
