@@ -52,9 +52,15 @@ public enum WebChannelBinding {
         return boundProjects.subtracting([project.id]).isEmpty ? nil : .boundElsewhere
     }
 
-    /// Whether `text` reads as an uncompressed P-256 public key in base64url (65 bytes, 0x04 first).
+    /// Whether `text` reads as an uncompressed P-256 public key in base64url.
     public static func isPublicKey(_ text: String) -> Bool {
-        guard let bytes = Base64URL.decode(text) else { return false }
-        return bytes.count == 65 && bytes.first == 0x04
+        publicKey(text) != nil
+    }
+
+    /// The key a sender (or any base64url text) names, when it reads as an uncompressed
+    /// P-256 public key (65 bytes, 0x04 first): a channel's application server key.
+    public static func publicKey(_ text: String) -> [UInt8]? {
+        guard let bytes = Base64URL.decode(text), bytes.count == 65, bytes.first == 0x04 else { return nil }
+        return bytes
     }
 }

@@ -20,15 +20,7 @@ public final class WebPushRelay: Sendable {
         public init(publicURL: String, audiences: Set<String> = []) {
             let base = publicURL.hasSuffix("/") ? String(publicURL.dropLast()) : publicURL
             self.publicURL = base
-            self.audiences = audiences.union([Self.origin(of: base)])
-        }
-
-        /// `scheme://host[:port]` of a URL.
-        static func origin(of url: String) -> String {
-            guard let schemeEnd = url.range(of: "://") else { return url }
-            let rest = url[schemeEnd.upperBound...]
-            let host = rest.prefix { $0 != "/" }
-            return String(url[..<schemeEnd.upperBound]) + host
+            self.audiences = audiences.union([WebOrigin.of(base)])
         }
     }
 
@@ -107,7 +99,7 @@ public final class WebPushRelay: Sendable {
     {
         let channel = try await self.channel(token)
         let now = clock.now()
-        let subscriptionKey = Self.applicationServerKey(channel.sender)
+        let subscriptionKey = WebChannelBinding.publicKey(channel.sender)
         if let credential {
             do {
                 try VAPID.verify(
@@ -237,12 +229,5 @@ public final class WebPushRelay: Sendable {
             throw WebPushRequest.Refusal(status: 410, reason: "The push channel was unsubscribed.")
         }
         return channel
-    }
-
-    /// The application server key a channel was made for, when its sender is one (an
-    /// uncompressed P-256 point in base64url); nil for a channel made without a key.
-    static func applicationServerKey(_ sender: String) -> [UInt8]? {
-        guard let bytes = Base64URL.decode(sender), bytes.count == 65, bytes.first == 4 else { return nil }
-        return bytes
     }
 }

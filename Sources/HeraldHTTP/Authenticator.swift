@@ -16,7 +16,7 @@ public final class Authenticator: Sendable {
 
     public init(directory: CredentialDirectory, tokens: AccessTokens, clock: any HeraldClock, publicURL: String? = nil)
     {
-        self.ownOrigins = publicURL.map { [Self.origin(of: $0)] } ?? []
+        self.ownOrigins = publicURL.map { [WebOrigin.of($0)] } ?? []
         self.directory = directory
         self.tokens = tokens
         self.clock = clock
@@ -75,13 +75,6 @@ public final class Authenticator: Sendable {
             throw HeraldError.unauthenticated("The credentials' project does not exist.")
         }
         return project
-    }
-
-    /// `scheme://host[:port]` of a URL, without its path or a trailing slash.
-    static func origin(of url: String) -> String {
-        guard let schemeEnd = url.range(of: "://") else { return url.trimmingSuffix("/") }
-        let rest = url[schemeEnd.upperBound...]
-        return String(url[..<schemeEnd.upperBound]) + String(rest.prefix { $0 != "/" })
     }
 
     /// The token of `Bearer <token>` (the scheme in any case). Compared as bytes: `count`

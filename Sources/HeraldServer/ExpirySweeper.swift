@@ -37,17 +37,12 @@ public struct ExpirySweeper: Service {
     /// Sweeps until nothing expired is left; answers how many entries were deleted.
     @discardableResult
     public func sweep() async throws -> Int {
-        var total = 0
-        while true {
-            let deleted = try await store.deleteExpired(now: clock.now(), limit: 1000)
-            total += deleted
-            if deleted < 1000 { break }
-        }
-        while let upstream, try await upstream.expire(limit: 1000) == 1000 {}
-        while try await store.deleteExpiredPushReceipts(now: clock.now(), limit: 1000) == 1000 {}
-        while try await store.deleteExpiredConsoleValues(now: clock.now(), limit: 1000) == 1000 {}
+        let total = try await Self.drain { try await store.deleteExpired(now: clock.now(), limit: $0) }
+        while let upstream, try await upstream.expire(limit: Self.batch) == Self.batch {}
+        _ = try await Self.drain { try await store.deleteExpiredPushReceipts(now: clock.now(), limit: $0) }
+        _ = try await Self.drain { try await store.deleteExpiredConsoleValues(now: clock.now(), limit: $0) }
         let errorsKeptSince = clock.now().adding(seconds: -Self.errorCountDays * 86_400)
-        while try await store.deleteErrorCounts(before: errorsKeptSince, limit: 1000) == 1000 {}
+        _ = try await Self.drain { try await store.deleteErrorCounts(before: errorsKeptSince, limit: $0) }
         return total
     }
 
@@ -57,17 +52,22 @@ public struct ExpirySweeper: Service {
     /// neither may pile up). Answers how many of both were removed.
     @discardableResult
     public func sweepAbandonedDevices() async throws -> Int {
-        var total = 0
         let cutoff = clock.now().adding(seconds: -abandonedAfterSeconds)
+        return try await Self.drain { try await store.deleteAbandonedDevices(checkedInBefore: cutoff, limit: $0) }
+            + Self.drain { try await store.deleteAbandonedInstallations(createdBefore: cutoff, limit: $0) }
+    }
+
+    /// How many rows one deletion takes at most.
+    static let batch = 1000
+
+    /// Runs `delete` (given the batch size, answering how many it removed) until a batch
+    /// comes back short; answers how many were removed in all.
+    static func drain(_ delete: (Int) async throws -> Int) async throws -> Int {
+        var total = 0
         while true {
-            let deleted = try await store.deleteAbandonedDevices(checkedInBefore: cutoff, limit: 1000)
+            let deleted = try await delete(batch)
             total += deleted
-            if deleted < 1000 { break }
-        }
-        while true {
-            let deleted = try await store.deleteAbandonedInstallations(createdBefore: cutoff, limit: 1000)
-            total += deleted
-            if deleted < 1000 { return total }
+            if deleted < batch { return total }
         }
     }
 

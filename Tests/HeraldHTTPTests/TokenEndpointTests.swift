@@ -45,7 +45,7 @@ import _CryptoExtras
         #expect(ServiceAccountAssertion.Audience.api(origins: []).accepts(nil))
         #expect(ServiceAccountAssertion.Audience.api(origins: ["http://h:1"]).accepts("http://h:1/"))
         #expect(!ServiceAccountAssertion.Audience.api(origins: ["http://h:1"]).accepts("https://evil.example/"))
-        #expect(Authenticator.origin(of: "https://push.example:8080/base/") == "https://push.example:8080")
+        #expect(WebOrigin.of("https://push.example:8080/base/") == "https://push.example:8080")
     }
 
     /// A `Host` header is the caller's to choose: an assertion made for another service's
