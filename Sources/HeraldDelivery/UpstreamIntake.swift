@@ -56,8 +56,9 @@ public final class UpstreamIntake: Sendable {
         else { return .invalidParameters }
         guard request.dataBytes <= UpstreamMessage.maximumDataBytes else { return .messageTooBig }
         let now = clock.now()
-        guard try await store.upstreamCount(androidID: androidID) < UpstreamMessage.maximumWaitingPerDevice,
-            try await store.upstreamCount(projectID: project.id) < project.settings.upstreamWaiting,
+        let waiting = try await store.upstreamWaiting(projectID: project.id, androidID: androidID)
+        guard waiting.device < UpstreamMessage.maximumWaitingPerDevice,
+            waiting.project < project.settings.upstreamWaiting,
             limits.admit(project, androidID: androidID, now: now)
         else {
             metrics.increment("herald_quota_rejections_total", [("quota", "upstream")])

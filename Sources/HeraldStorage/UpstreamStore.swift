@@ -41,8 +41,9 @@ public protocol UpstreamStore: Sendable {
     /// How many messages a project keeps for its app servers.
     func upstreamCount(projectID: String) async throws -> Int
 
-    /// How many upstream messages (receipts left out) a device has waiting.
-    func upstreamCount(androidID: UInt64) async throws -> Int
+    /// What waits in one read, for the upstream limits: all a project keeps for its app
+    /// servers, and the upstream messages (receipts left out) of one of its devices.
+    func upstreamWaiting(projectID: String, androidID: UInt64) async throws -> (project: Int, device: Int)
 
     /// Keeps receipts of Web Push messages (a message handed to its device without being
     /// queued); one whose subscription, token and message id match one kept is left out.

@@ -23,8 +23,8 @@ func upstreamMessage(_ id: String, token: String = "tok-a", at seconds: Int64 = 
         #expect(try await store.appendUpstream([upstreamMessage("m1"), upstreamMessage("m2")]) == 2)
         #expect(try await store.appendUpstream([upstreamMessage("m1"), upstreamMessage("m1", token: "tok-b")]) == 1)
         #expect(try await store.upstreamCount(projectID: "alpha-project") == 3)
-        #expect(try await store.upstreamCount(androidID: 42) == 3)
-        #expect(try await store.upstreamCount(androidID: 7) == 0)
+        #expect(try await store.upstreamWaiting(projectID: "alpha-project", androidID: 42) == (3, 3))
+        #expect(try await store.upstreamWaiting(projectID: "alpha-project", androidID: 7) == (3, 0))
         let leased = try await store.leaseUpstream(
             projectID: "alpha-project", holder: "n/a", now: Timestamp(seconds: 200), until: Timestamp(seconds: 230),
             limit: 10)

@@ -526,8 +526,11 @@ public actor InMemoryStore: HeraldStore {
         upstream.count { $0.message.projectID == projectID }
     }
 
-    public func upstreamCount(androidID: UInt64) -> Int {
-        upstream.count { $0.message.androidID == androidID && $0.message.kind == .message }
+    public func upstreamWaiting(projectID: String, androidID: UInt64) -> (project: Int, device: Int) {
+        (
+            upstreamCount(projectID: projectID),
+            upstream.count { $0.message.androidID == androidID && $0.message.kind == .message }
+        )
     }
 
     public func appendPushReceipts(_ receipts: [PushReceipt]) {

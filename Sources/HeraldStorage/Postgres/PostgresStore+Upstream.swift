@@ -80,13 +80,16 @@ extension PostgresStore {
         return Int(try row?.decode(Int64.self) ?? 0)
     }
 
-    public func upstreamCount(androidID: UInt64) async throws -> Int {
+    public func upstreamWaiting(projectID: String, androidID: UInt64) async throws -> (project: Int, device: Int) {
         let row = try await rows(
             """
-            SELECT COUNT(*) FROM upstream_messages
-            WHERE android_id = \(Int64(bitPattern: androidID)) AND kind = 'message'
+            SELECT (SELECT COUNT(*) FROM upstream_messages WHERE project_id = \(projectID)),
+                (SELECT COUNT(*) FROM upstream_messages
+                WHERE android_id = \(Int64(bitPattern: androidID)) AND kind = 'message')
             """
         ).first
-        return Int(try row?.decode(Int64.self) ?? 0)
+        guard let row else { return (0, 0) }
+        let (project, device) = try row.decode((Int64, Int64).self)
+        return (Int(project), Int(device))
     }
 }

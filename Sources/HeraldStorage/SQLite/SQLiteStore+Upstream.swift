@@ -114,11 +114,15 @@ extension SQLiteStore {
         }
     }
 
-    public func upstreamCount(androidID: UInt64) async throws -> Int {
+    public func upstreamWaiting(projectID: String, androidID: UInt64) async throws -> (project: Int, device: Int) {
         try read { db in
-            try Int.fetchOne(
-                db, sql: "SELECT COUNT(*) FROM upstream_messages WHERE android_id = ? AND kind = 'message'",
-                arguments: [Int64(bitPattern: androidID)]) ?? 0
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT COUNT(*) FROM upstream_messages WHERE project_id = ?),
+                        (SELECT COUNT(*) FROM upstream_messages WHERE android_id = ? AND kind = 'message')
+                    """, arguments: [projectID, Int64(bitPattern: androidID)])
+            return (row?[0] ?? 0, row?[1] ?? 0)
         }
     }
 }
