@@ -20,9 +20,26 @@ public struct Device: Sendable, Hashable {
     public static func make(at time: Timestamp) -> Device {
         var generator = SystemRandomNumberGenerator()
         return Device(
-            androidID: UInt64.random(in: 1_000_000_000_000...UInt64(Int64.max), using: &generator),
+            androidID: UInt64.random(in: Self.handOffIDs.upperBound...UInt64(Int64.max), using: &generator),
             securityToken: UInt64.random(in: 1...UInt64.max, using: &generator), createdAt: time)
     }
+
+    /// The ids of devices whose messages are handed to another push service (APNs) rather
+    /// than read by a connection of their own: one such device stands for each Apple app
+    /// instance reached through APNs. Connected devices' ids lie above them, so a queue's
+    /// hand-offs are found by id alone.
+    public static let handOffIDs: Range<UInt64> = 1..<1_000_000_000_000
+
+    /// A new device standing for an app instance reached through APNs; it never connects.
+    public static func makeHandOff(at time: Timestamp) -> Device {
+        var generator = SystemRandomNumberGenerator()
+        return Device(
+            androidID: UInt64.random(in: handOffIDs, using: &generator),
+            securityToken: UInt64.random(in: 1...UInt64.max, using: &generator), createdAt: time)
+    }
+
+    /// Whether `androidID` stands for an app instance reached through APNs.
+    public static func isHandOff(_ androidID: UInt64) -> Bool { handOffIDs.contains(androidID) }
 }
 
 /// The platform an app instance runs on; it decides how messages are tailored (SEMANTICS P1).
@@ -76,6 +93,8 @@ public struct Registration: Sendable, Hashable {
     public var installationID: String?
     /// Web Push keys, for web registrations.
     public var webKeys: WebPushKeys?
+    /// Where APNs reaches the app instance, for Apple app instances registered with a device token.
+    public var apns: APNsAddress?
     public var createdAt: Timestamp
     /// When the app instance was uninstalled or its token deleted (SEMANTICS L6).
     public var deletedAt: Timestamp?
@@ -83,8 +102,9 @@ public struct Registration: Sendable, Hashable {
     public init(
         token: String, kind: Kind, projectID: String?, sender: String, appID: String, subtype: String?,
         platform: Platform, androidID: UInt64, installationID: String? = nil, webKeys: WebPushKeys? = nil,
-        createdAt: Timestamp, deletedAt: Timestamp? = nil
+        apns: APNsAddress? = nil, createdAt: Timestamp, deletedAt: Timestamp? = nil
     ) {
+        self.apns = apns
         self.token = token
         self.kind = kind
         self.projectID = projectID

@@ -89,6 +89,12 @@ public struct DeliveryPlanner: Sendable {
                 entry: entry, immediate: nil,
                 stats: [DeliveryStat(key, .accepted), DeliveryStat(key, .droppedDeviceInactive)])
         }
+        if options.ttlSeconds == 0, registration.apns != nil {
+            // SEMANTICS D6 through APNs: handed off once with `apns-expiration: 0`, queued
+            // only until the hand-off.
+            entry.expiresAt = now.adding(seconds: Self.handoverSeconds)
+            return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted)])
+        }
         if options.ttlSeconds == 0 {
             // SEMANTICS D6: now or never, never stored; the caller counts delivered or expired.
             return Plan(entry: nil, immediate: entry, stats: [DeliveryStat(key, .accepted)])
@@ -148,7 +154,8 @@ public struct DeliveryPlanner: Sendable {
         async throws
         -> Bool
     {
-        if registry.isConnected(androidID: registration.androidID) { return false }
+        // APNs says when an app instance it reaches is gone (SEMANTICS A4).
+        if registration.apns != nil || registry.isConnected(androidID: registration.androidID) { return false }
         let known: Timestamp?
         if let lastConnected {
             known = lastConnected

@@ -50,11 +50,12 @@ public enum DeliveryTailor {
         case .android:
             stanza.appData = androidAppData(message, context)
         case .apple:
-            stanza.rawData = .init(applePayload(message, context).renderedBytes)
+            let payload = applePayload(message, context)
+            stanza.rawData = .init(payload.renderedBytes)
             stanza.appData = [
                 appData("content-type", "application/apns+json"), appData("google.message_id", context.messageID),
-                appData("apns-priority", context.options.isHighPriority ? "10" : "5"),
             ]
+            stanza.appData += appleHeaders(message, payload: payload, context).map { appData($0.0, $0.1) }
         }
         return stanza
     }
@@ -110,8 +111,29 @@ public enum DeliveryTailor {
         return items
     }
 
+    /// The APNs request headers a message gets (SEMANTICS A2): the sender's `apns.headers`,
+    /// else `apns-push-type` `alert` for a payload that shows something and `background`
+    /// for one that only wakes the app; `apns-priority` 10 or 5 as the delivery options
+    /// say, and always 5 for a background push; `apns-expiration` from the time to live
+    /// (0 for now or never); `apns-collapse-id` when the sender gave one.
+    static func appleHeaders(_ message: Message, payload: JSONValue, _ context: Context) -> [(String, String)] {
+        let headers = HeaderMap(message.body["apns"]?["headers"])
+        let aps = payload["aps"]
+        let shows = aps?["alert"] != nil || aps?["badge"] != nil || aps?["sound"] != nil
+        let pushType = headers["apns-push-type"] ?? (shows || aps?["content-available"] == nil ? "alert" : "background")
+        let priority = pushType == "background" ? "5" : (context.options.isHighPriority ? "10" : "5")
+        let ttl = context.ttlSeconds
+        var result = [
+            ("apns-push-type", pushType), ("apns-priority", priority),
+            ("apns-expiration", headers["apns-expiration"] ?? (ttl == 0 ? "0" : String(context.sentAt.seconds + ttl))),
+        ]
+        if let collapseID = headers["apns-collapse-id"] { result.append(("apns-collapse-id", collapseID)) }
+        return result
+    }
+
     /// The APNs payload: `apns.payload` with its `aps` dictionary, the common notification
-    /// as `aps.alert` unless the payload has one, the data pairs as custom keys, and
+    /// as `aps.alert` unless the payload has one, `mutable-content` when there is an image
+    /// for a Notification Service Extension to fetch, the data pairs as custom keys, and
     /// `content-available` for data-only messages.
     static func applePayload(_ message: Message, _ context: Context) -> JSONValue {
         let body = message.body
@@ -125,13 +147,17 @@ public enum DeliveryTailor {
         if !message.isNotificationMessage, !aps.contains(where: { $0.key == "content-available" }) {
             aps.append((key: "content-available", value: .number(1)))
         }
+        let image = body["apns"]?["fcm_options"]?["image"] ?? body["notification"]?["image"]
+        if image != nil, !aps.contains(where: { $0.key == "mutable-content" }) {
+            aps.append((key: "mutable-content", value: .number(1)))
+        }
         var payload: [(key: String, value: JSONValue)] = [(key: "aps", value: .object(aps))]
         payload += members
         for (key, value) in message.data.sorted(by: { $0.key < $1.key })
         where !members.contains(where: { $0.key == key }) {
             payload.append((key: key, value: .string(value)))
         }
-        if let image = body["apns"]?["fcm_options"]?["image"] ?? body["notification"]?["image"] {
+        if let image {
             payload.append((key: "fcm_options", value: .object([(key: "image", value: image)])))
         }
         payload.append((key: "gcm.message_id", value: .string(context.messageID)))

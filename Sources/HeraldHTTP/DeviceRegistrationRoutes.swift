@@ -206,6 +206,9 @@ struct DeviceRegistrationRoutes {
             projectID == project.id
         else { throw HeraldError.unauthenticated("A valid Firebase installation auth token is required.") }
         let json = try parseJSONBody(body)
+        if let ios = json["ios"] {
+            return try await createAppleRegistration(ios, project: project, installationID: fid)
+        }
         guard let web = json["web"] else {
             throw HeraldError.invalidField("web.endpoint", "The endpoint does not name a push channel of this server.")
         }
@@ -222,6 +225,34 @@ struct DeviceRegistrationRoutes {
                 (key: "name", value: .string("projects/\(project.id)/registrations/\(registration.token)")),
                 (key: "token", value: .string(registration.token)),
                 (key: "web", value: web),
+            ]))
+    }
+
+    /// The Firebase iOS SDK's registration of its installation: `ios` holds the APNs token,
+    /// its environment and the bundle id; the answer names the registration by the
+    /// installation id, which sends may target (`fid`), and gives its token too.
+    private func createAppleRegistration(_ ios: JSONValue, project: Project, installationID: String) async throws
+        -> Response
+    {
+        let sandbox: Bool
+        switch ios["apns_environment"]?.stringValue {
+        case "SANDBOX": sandbox = true
+        case "PROD", nil: sandbox = false
+        default: throw HeraldError.invalidField("ios.apns_environment", "apns_environment must be SANDBOX or PROD.")
+        }
+        guard let address = ios["apns_token"]?.stringValue.flatMap({ APNsAddress(deviceToken: $0, isSandbox: sandbox) })
+        else {
+            throw HeraldError.invalidField("ios.apns_token", "apns_token must be an APNs device token in hexadecimal.")
+        }
+        guard let bundleID = ios["bundle_id"]?.stringValue, APNsCredential.isBundleID(bundleID) else {
+            throw HeraldError.invalidField("ios.bundle_id", "bundle_id must be the app's bundle id.")
+        }
+        let registration = try await AppleRegistrationRoutes(environment: environment).register(
+            address, bundleID: bundleID, installationID: installationID, project: project)
+        environment.metrics.increment("herald_registrations_total", [("kind", "ios")])
+        return Response.json(
+            .stringObject([
+                ("name", "projects/\(project.id)/registrations/\(installationID)"), ("token", registration.token),
             ]))
     }
 

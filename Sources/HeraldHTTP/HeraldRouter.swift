@@ -27,6 +27,7 @@ public enum HeraldRouter {
         DeviceRegistrationRoutes(environment: environment).register(on: router)
         DeliveryDataRoutes(environment: environment).register(on: router)
         TopicRoutes(environment: environment).register(on: router)
+        AppleRegistrationRoutes(environment: environment).register(on: router)
         DeviceGroupRoutes(environment: environment).register(on: router)
         OpenAPIDocument.register(on: router)
         return router

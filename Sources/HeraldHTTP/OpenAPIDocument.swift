@@ -234,6 +234,18 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/iid/v1:batchImport": {
+              "post": {
+                "operationId": "batchImport",
+                "summary": "Registration tokens for up to 100 APNs device tokens of one app; the same token for a token imported again.",
+                "security": [{"bearer": []}, {"serverKey": []}],
+                "requestBody": {"required": true, "content": {"application/json": {"schema": {"type": "object", "required": ["application", "apns_tokens"], "properties": {"application": {"type": "string", "description": "The app's bundle id."}, "sandbox": {"type": "boolean"}, "apns_tokens": {"type": "array", "maxItems": 100, "items": {"type": "string"}}}}}}},
+                "responses": {
+                  "200": {"description": "One result per APNs token, in order.", "content": {"application/json": {"schema": {"type": "object", "properties": {"results": {"type": "array", "items": {"type": "object", "properties": {"apns_token": {"type": "string"}, "status": {"type": "string"}, "registration_token": {"type": "string"}}}}}}}}},
+                  "default": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
             "/iid/info/{token}": {
               "get": {
                 "operationId": "instanceInfo",

@@ -65,10 +65,17 @@ struct TopicRoutes {
             }
             return Response.json(.object([]))
         }
-        router.post("/iid/v1:batchAdd") { request, _ in try await batch(request, adding: true) }
-        router.post("/iid/v1:batchRemove") { request, _ in try await batch(request, adding: false) }
+        router.post("/iid/v1:batchAdd") { request, _ in
+            try await environment.instanceIDRequest(request) { try await batch(request, project: $0, adding: true) }
+        }
+        router.post("/iid/v1:batchRemove") { request, _ in
+            try await environment.instanceIDRequest(request) { try await batch(request, project: $0, adding: false) }
+        }
         router.get("/iid/info/:token") { request, context in
-            try await info(request, token: try pathValue(context, "token"))
+            let token = try pathValue(context, "token")
+            return try await environment.instanceIDRequest(request) {
+                try await info(request, project: $0, token: token)
+            }
         }
     }
 
@@ -136,14 +143,7 @@ struct TopicRoutes {
     // MARK: Instance ID
 
     /// `POST /iid/v1:batchAdd` and `:batchRemove`: one result per token, in order.
-    private func batch(_ request: Request, adding: Bool) async throws -> Response {
-        let project: Project
-        do {
-            project = try await environment.authenticator.legacyProject(
-                authorization: request.headers[.authorization])
-        } catch {
-            return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
-        }
+    private func batch(_ request: Request, project: Project, adding: Bool) async throws -> Response {
         let body = try await request.collectBody()
         guard let json = try? JSONParser.parse(body.readableBytesView), let to = json["to"]?.stringValue,
             let tokens = json["registration_tokens"]?.arrayElements?.compactMap(\.stringValue),
@@ -193,14 +193,7 @@ struct TopicRoutes {
     }
 
     /// `GET /iid/info/{token}`: the app instance, and with `details=true` its topics.
-    private func info(_ request: Request, token: String) async throws -> Response {
-        let project: Project
-        do {
-            project = try await environment.authenticator.legacyProject(
-                authorization: request.headers[.authorization])
-        } catch {
-            return Response.json(.stringObject([("error", "UNAUTHENTICATED")]), status: .unauthorized)
-        }
+    private func info(_ request: Request, project: Project, token: String) async throws -> Response {
         guard RegistrationTokenFormat.isWellFormed(token) else {
             return Response.json(.stringObject([("error", "InvalidToken")]), status: .badRequest)
         }

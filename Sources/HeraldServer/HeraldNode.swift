@@ -1,3 +1,4 @@
+import HeraldAPNs
 import HeraldConsole
 public import HeraldCore
 public import HeraldDelivery
@@ -218,6 +219,9 @@ public struct HeraldNode: Sendable {
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),
             ScheduledSender(environment: environment),
+            APNsForwarder(
+                configuration: configuration.apns, store: store, clock: clock, metrics: metrics,
+                logger: logger, countError: environment.errors.count),
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }

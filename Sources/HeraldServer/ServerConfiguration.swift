@@ -1,3 +1,4 @@
+public import HeraldAPNs
 public import HeraldDelivery
 public import HeraldGateway
 public import HeraldHTTP
@@ -80,6 +81,9 @@ public struct ServerConfiguration: Sendable {
     /// the sender's answer still waits for the message's own record. Default:
     /// `Dispatcher.defaultAcknowledgementWait`.
     public var acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait
+    /// Where Apple app instances' messages are handed to APNs, and the extra CAs trusted
+    /// for it. Default: Apple's hosts and the system's CAs.
+    public var apns = APNsForwarder.Configuration()
 
     public init() {}
 

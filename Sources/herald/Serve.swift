@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import HeraldAPNs
 import HeraldDelivery
 import HeraldGateway
 import HeraldHTTP
@@ -146,6 +147,17 @@ struct Serve: AsyncParsableCommand {
             """)
     var acknowledgementWaitMilliseconds = (Dispatcher.defaultAcknowledgementWait?.limit ?? .zero) / .milliseconds(1)
 
+    @Option(name: .customLong("apns-production-url"), help: "APNs' production base URL.")
+    var apnsProductionURL = APNsForwarder.Configuration.appleProductionURL
+
+    @Option(name: .customLong("apns-development-url"), help: "APNs' development (sandbox) base URL.")
+    var apnsDevelopmentURL = APNsForwarder.Configuration.appleDevelopmentURL
+
+    @Option(
+        name: .customLong("outbound-ca"),
+        help: "A PEM file of CA certificates to trust for outbound TLS, besides the system's (repeatable).")
+    var outboundCAs: [String] = []
+
     func validate() throws {
         if (tlsCertificate == nil) != (tlsKey == nil) { throw ValidationError("--tls-cert and --tls-key go together.") }
         if gatewayPlaintext && tlsCertificate != nil {
@@ -159,6 +171,12 @@ struct Serve: AsyncParsableCommand {
         }
         guard (0...1000).contains(acknowledgementWaitMilliseconds) else {
             throw ValidationError("--acknowledgement-wait-ms must be between 0 and 1000.")
+        }
+        for url in [apnsProductionURL, apnsDevelopmentURL] where !url.hasPrefix("https://") {
+            throw ValidationError("APNs is reached over HTTPS only: \(url) is not an https:// URL.")
+        }
+        for file in outboundCAs where !FileManager.default.isReadableFile(atPath: file) {
+            throw ValidationError("--outbound-ca \(file) cannot be read.")
         }
         guard (5...1500).contains(heartbeatSeconds) else {
             throw ValidationError("--heartbeat-seconds must be between 5 and 1500 (well inside 30 minutes).")
@@ -192,6 +210,8 @@ struct Serve: AsyncParsableCommand {
         configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
         configuration.publicURL = publicURL
         configuration.webPushAudiences = webPushAudiences
+        configuration.apns = APNsForwarder.Configuration(
+            productionURL: apnsProductionURL, developmentURL: apnsDevelopmentURL, trustRoots: outboundCAs)
         if dropIn {
             configuration.dropIn = .init(host: dropInHost ?? httpHost, port: dropInPort, hostnames: dropInHostnames)
             // Browsers report their endpoints under Google's host: VAPID tokens name it.

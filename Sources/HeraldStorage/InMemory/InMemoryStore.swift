@@ -10,10 +10,14 @@ public actor InMemoryStore: HeraldStore {
     private var messages: [String: StoredMessage] = [:]
     private var revision: Int64 = 0
     private var devices: [UInt64: Device] = [:]
-    private var registrationsByToken: [String: Registration] = [:]
+    var registrationsByToken: [String: Registration] = [:]
     private var installations: [String: Installation] = [:]
     private var apnsCredentialsByProject: [String: [APNsCredential.Kind: APNsCredential]] = [:]
     private var queue: [QueuedMessage] = []
+    /// When each hand-off entry (by sequence) is next due; absent is due at once.
+    var handOffAt: [Int64: Int64] = [:]
+    /// The queue as the extensions read it.
+    var queuedEntries: [QueuedMessage] { queue }
     private var lastSequence: Int64 = 0
     private var stats: [DeliveryStatKey: [DeliveryCounter: Int]] = [:]
     var topicSubscriptions: [String: [String: TopicSubscription]] = [:]

@@ -333,6 +333,20 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            // An Apple app instance's APNs address, and when each queue entry of a device
+            // reached through APNs is next due for its hand-off.
+            "v15-apns-hand-offs",
+            [
+                "ALTER TABLE registrations ADD COLUMN apns TEXT",
+                "CREATE INDEX registrations_apns ON registrations(project_id, apns) WHERE apns IS NOT NULL",
+                "ALTER TABLE device_queue ADD COLUMN hand_off_at BIGINT NOT NULL DEFAULT 0",
+                """
+                CREATE INDEX device_queue_hand_off ON device_queue(hand_off_at, sequence)
+                    WHERE android_id < \(Device.handOffIDs.upperBound)
+                """,
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -34,13 +34,13 @@ extension PostgresStore {
         try await run(
             """
             INSERT INTO registrations (token, kind, project_id, sender, app_id, subtype, platform, android_id,
-                installation_id, p256dh, auth, coding, created_at)
+                installation_id, p256dh, auth, coding, created_at, apns)
             VALUES (\(registration.token), \(registration.kind.rawValue), \(registration.projectID),
                 \(registration.sender), \(registration.appID), \(registration.subtype),
                 \(registration.platform.rawValue), \(Int64(bitPattern: registration.androidID)),
                 \(registration.installationID), \(registration.webKeys.map { ByteBuffer(bytes: $0.p256dh) }),
                 \(registration.webKeys.map { ByteBuffer(bytes: $0.auth) }), \(registration.webKeys?.coding),
-                \(registration.createdAt.milliseconds))
+                \(registration.createdAt.milliseconds), \(registration.apns?.tuple))
             """)
     }
 
@@ -183,11 +183,11 @@ extension PostgresStore {
     static func registration(_ row: PostgresRow) throws -> Registration {
         let (
             token, kind, project, sender, app, subtype, platform, device, installation, p256dh, auth, coding, created,
-            deleted
+            deleted, apns
         ) = try row.decode(
             (
                 String, String, String?, String, String, String?, String, Int64, String?, ByteBuffer?, ByteBuffer?,
-                String?, Int64, Int64?
+                String?, Int64, Int64?, String?
             ).self)
         var keys: WebPushKeys?
         if let p256dh, let auth {
@@ -199,6 +199,7 @@ extension PostgresStore {
             token: token, kind: Registration.Kind(rawValue: kind) ?? .app, projectID: project, sender: sender,
             appID: app, subtype: subtype, platform: Platform(rawValue: platform) ?? .android,
             androidID: UInt64(bitPattern: device), installationID: installation, webKeys: keys,
-            createdAt: Timestamp(milliseconds: created), deletedAt: deleted.map(Timestamp.init(milliseconds:)))
+            apns: apns.flatMap(APNsAddress.init(tuple:)), createdAt: Timestamp(milliseconds: created),
+            deletedAt: deleted.map(Timestamp.init(milliseconds:)))
     }
 }

@@ -417,6 +417,18 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v20-apns-hand-offs") { db in
+            // An Apple app instance's APNs address (`p_<hex>` or `s_<hex>`), and when each
+            // queue entry of a device reached through APNs is next due for its hand-off.
+            try db.execute(
+                sql: """
+                    ALTER TABLE registrations ADD COLUMN apns TEXT;
+                    CREATE INDEX registrations_apns ON registrations(project_id, apns) WHERE apns IS NOT NULL;
+                    ALTER TABLE device_queue ADD COLUMN hand_off_at INTEGER NOT NULL DEFAULT 0;
+                    CREATE INDEX device_queue_hand_off ON device_queue(hand_off_at, sequence)
+                        WHERE android_id < \(Device.handOffIDs.upperBound);
+                    """)
+        }
         return migrator
     }
 }

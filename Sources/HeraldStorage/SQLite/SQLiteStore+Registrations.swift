@@ -38,15 +38,15 @@ extension SQLiteStore {
             try db.executeCached(
                 sql: """
                     INSERT INTO registrations (token, kind, project_id, sender, app_id, subtype, platform, android_id,
-                        installation_id, p256dh, auth, coding, created_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                        installation_id, p256dh, auth, coding, created_at, apns)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """,
                 arguments: [
                     registration.token, registration.kind.rawValue, registration.projectID, registration.sender,
                     registration.appID, registration.subtype, registration.platform.rawValue,
                     Int64(bitPattern: registration.androidID), registration.installationID,
                     registration.webKeys.map { Data($0.p256dh) }, registration.webKeys.map { Data($0.auth) },
-                    registration.webKeys?.coding, registration.createdAt.milliseconds,
+                    registration.webKeys?.coding, registration.createdAt.milliseconds, registration.apns?.tuple,
                 ])
         }
     }
@@ -212,7 +212,7 @@ extension SQLiteStore {
     /// The registration columns in the order `registration(_:)` reads them by position.
     static let registrationColumns = """
         token, kind, project_id, sender, app_id, subtype, platform, android_id, installation_id, p256dh, auth, coding, \
-        created_at, deleted_at
+        created_at, deleted_at, apns
         """
 
     static func registration(_ row: ColumnReader) -> Registration {
@@ -224,7 +224,9 @@ extension SQLiteStore {
             token: row.text(0), kind: Registration.Kind(rawValue: row.text(1)) ?? .app, projectID: row.optionalText(2),
             sender: row.text(3), appID: row.text(4), subtype: row.optionalText(5),
             platform: Platform(rawValue: row.text(6)) ?? .android, androidID: UInt64(bitPattern: row.int64(7)),
-            installationID: row.optionalText(8), webKeys: keys, createdAt: Timestamp(milliseconds: row.int64(12)),
+            installationID: row.optionalText(8), webKeys: keys,
+            apns: row.optionalText(14).flatMap(APNsAddress.init(tuple:)),
+            createdAt: Timestamp(milliseconds: row.int64(12)),
             deletedAt: row.optionalInt64(13).map { Timestamp(milliseconds: $0) })
     }
 }

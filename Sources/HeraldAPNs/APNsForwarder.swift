@@ -1,0 +1,282 @@
+public import HeraldCore
+public import HeraldStorage
+public import HeraldTelemetry
+public import Logging
+public import ServiceLifecycle
+import Synchronization
+
+/// Hands Apple app instances' queued messages to APNs (SEMANTICS A1–A4): claims due
+/// entries from the store, sends each over the project's connection for its environment,
+/// and settles it by APNs' answer: delivered entries are acknowledged (and counted as
+/// FCM's Data API counts hand-offs), gone app instances unregistered, the rest put back
+/// for later. An entry stays queued until APNs answers 200, so a crash loses nothing;
+/// a retry carries the same `apns-id`.
+public final class APNsForwarder: Service, Sendable {
+    public struct Configuration: Sendable {
+        /// APNs' base URLs for each environment.
+        public var productionURL: String
+        public var developmentURL: String
+        /// Files of extra CA certificates to trust for the TLS to APNs.
+        public var trustRoots: [String]
+        /// Entries claimed at once.
+        public var batchSize: Int
+        /// How long a claim holds its entries.
+        public var claimSeconds: Int64
+        /// How long to wait when nothing is due.
+        public var idleWait: Duration
+
+        public static let appleProductionURL = "https://api.push.apple.com"
+        public static let appleDevelopmentURL = "https://api.sandbox.push.apple.com"
+
+        public init(
+            productionURL: String = appleProductionURL, developmentURL: String = appleDevelopmentURL,
+            trustRoots: [String] = [], batchSize: Int = 500, claimSeconds: Int64 = 30,
+            idleWait: Duration = .milliseconds(100)
+        ) {
+            self.productionURL = productionURL
+            self.developmentURL = developmentURL
+            self.trustRoots = trustRoots
+            self.batchSize = batchSize
+            self.claimSeconds = claimSeconds
+            self.idleWait = idleWait
+        }
+    }
+
+    public typealias Store = HandOffStore & QueueStore & RegistrationStore & APNsCredentialStore
+
+    /// A project's connection for one environment.
+    struct PoolKey: Hashable {
+        var projectID: String
+        var isSandbox: Bool
+    }
+
+    /// What became of the entries of one batch.
+    struct Settlement {
+        var delivered: [UInt64: [String]] = [:]
+        var unregistered: [String] = []
+        var dropped: [QueuedMessage] = []
+        var deferred: [Timestamp: [Int64]] = [:]
+
+        mutating func merge(_ other: Settlement) {
+            delivered.merge(other.delivered) { $0 + $1 }
+            unregistered += other.unregistered
+            dropped += other.dropped
+            deferred.merge(other.deferred) { $0 + $1 }
+        }
+    }
+
+    let configuration: Configuration
+    private let store: any Store
+    private let clock: any HeraldClock
+    private let metrics: HeraldMetrics
+    private let logger: Logger
+    /// Counts an error against a project, for the console's errors page.
+    private let countError: @Sendable (HeraldError, String, Timestamp) -> Void
+    private let pacing = Mutex<[PoolKey: HandOffPacing]>([:])
+    private let connections = Mutex<[PoolKey: APNsConnection]>([:])
+    private let credentials = Mutex<[String: (readAt: Timestamp, credentials: [APNsCredential])]>([:])
+
+    public init(
+        configuration: Configuration, store: any Store, clock: any HeraldClock, metrics: HeraldMetrics,
+        logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void = { _, _, _ in }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+        self.countError = countError
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let handled: Int
+            do {
+                handled = try await forwardDue()
+            } catch {
+                logger.error("apns hand-off failed", metadata: ["error": "\(error)"])
+                handled = 0
+            }
+            if handled == 0 { try? await Task.sleep(for: configuration.idleWait) }
+        }
+        for connection in connections.withLock({ Array($0.values) }) { await connection.shutdown() }
+    }
+
+    /// Hands off one batch of due entries; answers how many there were.
+    @discardableResult
+    public func forwardDue() async throws -> Int {
+        let now = clock.now()
+        let claimed = try await store.claimHandOffs(
+            limit: configuration.batchSize, now: now, until: now.adding(seconds: configuration.claimSeconds))
+        guard !claimed.isEmpty else { return 0 }
+        let groups = Dictionary(grouping: claimed) {
+            PoolKey(projectID: $0.entry.projectID, isSandbox: $0.address.isSandbox)
+        }
+        let settlement = await withTaskGroup(of: Settlement.self) { group in
+            for (key, handOffs) in groups { group.addTask { await self.forward(handOffs, key: key, now: now) } }
+            var all = Settlement()
+            for await part in group { all.merge(part) }
+            return all
+        }
+        try await settle(settlement, now: now)
+        return claimed.count
+    }
+
+    /// Sends one project's entries for one environment, unless its pacing holds them back.
+    private func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> Settlement {
+        var settlement = Settlement()
+        let credential = await credential(for: key, now: now)
+        let admission = pacing.withLock {
+            $0[key, default: HandOffPacing()].admission(credential: credential, now: now)
+        }
+        if case .wait(let until, _) = admission {
+            settlement.deferred[until, default: []] += handOffs.map(\.entry.sequence)
+            return settlement
+        }
+        guard let credential else {
+            refuse(handOffs, key: key, credential: nil, reason: "no APNs credential", now: now, into: &settlement)
+            return settlement
+        }
+        let connection: APNsConnection
+        do {
+            connection = try await self.connection(for: key, credential: credential)
+        } catch {
+            refuse(
+                handOffs, key: key, credential: credential, reason: "unusable credential", now: now, into: &settlement)
+            return settlement
+        }
+        let verdicts = await withTaskGroup(of: (HandOff, APNsVerdict).self) { group in
+            for handOff in handOffs {
+                group.addTask { (handOff, await self.send(handOff, over: connection, now: now)) }
+            }
+            var verdicts: [(HandOff, APNsVerdict)] = []
+            for await verdict in group { verdicts.append(verdict) }
+            return verdicts
+        }
+        var retried: [Int64] = []
+        var refusedReason: String?
+        for (handOff, verdict) in verdicts {
+            switch verdict {
+            case .delivered:
+                settlement.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
+            case .unregistered(let reason):
+                settlement.unregistered.append(handOff.entry.token)
+                logger.info(
+                    "apns app instance unregistered",
+                    metadata: [
+                        "project": "\(key.projectID)", "apns": "\(handOff.address.redacted)", "reason": "\(reason)",
+                    ])
+            case .refused(let reason):
+                settlement.dropped.append(handOff.entry)
+                logger.warning(
+                    "apns refused a message",
+                    metadata: [
+                        "project": "\(key.projectID)", "message": "\(handOff.entry.messageID)", "reason": "\(reason)",
+                    ])
+            case .retry, .renewToken:
+                retried.append(handOff.entry.sequence)
+            case .credentialRefused(let reason):
+                refusedReason = reason
+                retried.append(handOff.entry.sequence)
+            }
+            metrics.increment("herald_apns_hand_offs_total", [("outcome", verdict.outcome)])
+        }
+        if let refusedReason {
+            let waiting = handOffs.filter { retried.contains($0.entry.sequence) }
+            refuse(waiting, key: key, credential: credential, reason: refusedReason, now: now, into: &settlement)
+        } else if !retried.isEmpty, retried.count == handOffs.count {
+            let at = pacing.withLock { $0[key, default: HandOffPacing()].failed(now: now) }
+            settlement.deferred[at, default: []] += retried
+        } else {
+            pacing.withLock { $0[key, default: HandOffPacing()].reached() }
+            if !retried.isEmpty { settlement.deferred[now.adding(seconds: 1), default: []] += retried }
+        }
+        return settlement
+    }
+
+    /// Holds a project's entries back while APNs refuses its credential: one log line and
+    /// one counted error when the refusal starts, a metric for each entry held.
+    private func refuse(
+        _ handOffs: [HandOff], key: PoolKey, credential: APNsCredential?, reason: String, now: Timestamp,
+        into settlement: inout Settlement
+    ) {
+        let isNew = pacing.withLock {
+            $0[key, default: HandOffPacing()].credentialRefused(credential, reason: reason, now: now)
+        }
+        if isNew {
+            let environment = key.isSandbox ? "development" : "production"
+            logger.error(
+                "apns refuses the project's credential; its messages wait",
+                metadata: ["project": "\(key.projectID)", "environment": "\(environment)", "reason": "\(reason)"])
+            countError(
+                HeraldError(
+                    status: .unauthenticated, fcmCode: .thirdPartyAuthError,
+                    message: "APNs refused the \(environment) credential: \(reason)."), key.projectID, now)
+        }
+        metrics.increment("herald_apns_credential_refusals_total", [("reason", reason)], by: handOffs.count)
+        settlement.deferred[now.adding(seconds: HandOffPacing.pausedRecheckSeconds), default: []] +=
+            handOffs.map(\.entry.sequence)
+    }
+
+    /// APNs' verdict on one entry; an expired provider token is made again once and the
+    /// entry sent again.
+    private func send(_ handOff: HandOff, over connection: APNsConnection, now: Timestamp) async -> APNsVerdict {
+        // The app instance's own bundle id: one team's signing key serves all its apps.
+        let bundleID =
+            APNsCredential.isBundleID(handOff.entry.appID) ? handOff.entry.appID : connection.credential.bundleID
+        guard let request = try? APNsRequest(handOff, bundleID: bundleID) else {
+            return .refused(reason: "not an APNs message")
+        }
+        do {
+            var answer = try await connection.send(request, now: now)
+            var verdict = APNsVerdict(status: answer.status, reason: answer.reason)
+            if verdict == .renewToken, try await connection.renewToken(clock.now()) {
+                answer = try await connection.send(request, now: clock.now())
+                verdict = APNsVerdict(status: answer.status, reason: answer.reason)
+            }
+            return verdict
+        } catch {
+            return .retry(reason: "\(error)")
+        }
+    }
+
+    /// Writes what became of a batch.
+    private func settle(_ settlement: Settlement, now: Timestamp) async throws {
+        if !settlement.delivered.isEmpty { _ = try await store.acknowledge(batch: settlement.delivered) }
+        for token in settlement.unregistered { _ = try await store.deleteRegistration(token: token, at: now) }
+        for entry in settlement.dropped {
+            _ = try await store.withdraw(androidID: entry.androidID, persistentID: entry.persistentID)
+        }
+        for (at, sequences) in settlement.deferred { try await store.deferHandOffs(sequences, to: at) }
+    }
+
+    /// The project's credential that serves the environment, read from the store at most once a second.
+    private func credential(for key: PoolKey, now: Timestamp) async -> APNsCredential? {
+        let environment: APNsCredential.Environment = key.isSandbox ? .development : .production
+        var known = credentials.withLock { cache in
+            cache[key.projectID].flatMap { now.milliseconds - $0.readAt.milliseconds < 1000 ? $0.credentials : nil }
+        }
+        if known == nil {
+            let read = (try? await store.apnsCredentials(projectID: key.projectID)) ?? []
+            credentials.withLock { $0[key.projectID] = (now, read) }
+            known = read
+        }
+        return known?.first { $0.environment.serves(environment) }
+    }
+
+    /// The connection for a project's environment, made again when its credential changed.
+    private func connection(for key: PoolKey, credential: APNsCredential) async throws -> APNsConnection {
+        if let current = connections.withLock({ $0[key] }), current.credential == credential { return current }
+        let made = try await APNsConnection(
+            credential: credential,
+            baseURL: key.isSandbox ? configuration.developmentURL : configuration.productionURL,
+            trustRoots: configuration.trustRoots)
+        let replaced = connections.withLock { connections in
+            let old = connections[key]
+            connections[key] = made
+            return old
+        }
+        if let replaced { await replaced.shutdown() }
+        return made
+    }
+}

@@ -1,0 +1,88 @@
+import HeraldCore
+import Hummingbird
+
+/// How Apple app instances reached through APNs get registration tokens (SEMANTICS A1):
+/// an app server imports APNs device tokens (`POST /iid/v1:batchImport`), or the Firebase
+/// iOS SDK registers its installation with its APNs token (`ios` in
+/// `POST /v1/projects/{p}/registrations`, through `DeviceRegistrationRoutes`).
+struct AppleRegistrationRoutes {
+    let environment: HTTPEnvironment
+    /// APNs tokens one import may name.
+    static let importLimit = 100
+
+    func register(on router: Router<HeraldRequestContext>) {
+        router.post("/iid/v1:batchImport") { request, _ in
+            try await environment.instanceIDRequest(request) { project in
+                try await batchImport(try await request.collectBody(), project: project)
+            }
+        }
+    }
+
+    /// `{"application", "sandbox", "apns_tokens": [...]}` to one result per token, in order:
+    /// `status` `OK` with the token's `registration_token` (the same one for a token
+    /// imported again), or the reason it was refused.
+    func batchImport(_ body: ByteBuffer, project: Project) async throws -> Response {
+        guard let json = try? JSONParser.parse(body.readableBytesView) else {
+            throw HeraldError.invalidArgument("The body is not a JSON object.")
+        }
+        guard let application = json["application"]?.stringValue, APNsCredential.isBundleID(application) else {
+            throw HeraldError.invalidField("application", "application must be the app's bundle id.")
+        }
+        let sandbox: Bool
+        switch json["sandbox"] {
+        case nil: sandbox = false
+        case .bool(let value)?: sandbox = value
+        default: throw HeraldError.invalidField("sandbox", "sandbox must be true or false.")
+        }
+        guard let tokens = json["apns_tokens"]?.arrayElements, (1...Self.importLimit).contains(tokens.count) else {
+            throw HeraldError.invalidField(
+                "apns_tokens", "apns_tokens must list 1 to \(Self.importLimit) APNs device tokens.")
+        }
+        var results: [JSONValue] = []
+        for token in tokens {
+            let text = token.stringValue ?? token.rendered
+            guard let address = token.stringValue.flatMap({ APNsAddress(deviceToken: $0, isSandbox: sandbox) }) else {
+                results.append(.stringObject([("apns_token", text), ("status", "INVALID_ARGUMENT")]))
+                continue
+            }
+            let registration = try await register(
+                address, bundleID: application, installationID: nil, project: project)
+            results.append(
+                .stringObject([
+                    ("apns_token", text), ("status", "OK"), ("registration_token", registration.token),
+                ]))
+        }
+        environment.metrics.increment("herald_registrations_total", [("kind", "apns-import")], by: results.count)
+        return Response.json(.object([(key: "results", value: .array(results))]))
+    }
+
+    /// The registration of an app instance reached through APNs at `address`: the live one
+    /// the project has for the address and app (and installation, when one is given), else a
+    /// new one on a device of its own that stands for the app instance.
+    func register(_ address: APNsAddress, bundleID: String, installationID: String?, project: Project) async throws
+        -> Registration
+    {
+        let store = environment.store
+        if let known = try await store.registration(apns: address, projectID: project.id), known.appID == bundleID,
+            installationID == nil || known.installationID == installationID
+        {
+            return known
+        }
+        let now = environment.clock.now()
+        var device = Device.makeHandOff(at: now)
+        while try await store.device(androidID: device.androidID) != nil { device = Device.makeHandOff(at: now) }
+        try await store.createDevice(device)
+        let registration = Registration(
+            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: String(project.number),
+            appID: bundleID, subtype: nil, platform: .apple, androidID: device.androidID,
+            installationID: installationID, apns: address, createdAt: now)
+        try await store.createRegistration(registration)
+        environment.logger.info(
+            "apple app instance registered",
+            metadata: [
+                "project": "\(project.id)", "apns": "\(address.redacted)",
+                "token": "\(Registration.redacted(registration.token))",
+            ])
+        return registration
+    }
+}
