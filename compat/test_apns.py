@@ -278,3 +278,20 @@ def test_kill_9_during_1000_hand_offs_loses_none_and_a_repeat_carries_the_same_a
     assert all(len(apns_ids) == 1 for apns_ids in ids.values())
     print(f"accepted {len(sent)}; arrived before the kill: {before}; after: {len(received)} requests "
           f"for {len(ids)} messages")
+
+
+def test_topic_and_legacy_sends_reach_apns_app_instances_beside_the_others(setup):
+    devices = [setup.device() for _ in range(3)]
+    assert messaging.subscribe_to_topic([token for _, token in devices], "ios-news", app=setup.app).success_count == 3
+    messaging.send(messaging.Message(topic="ios-news", notification=messaging.Notification(title="News")),
+                   app=setup.app)
+    for apns, _ in devices:
+        received = wait_for(lambda: setup.received_for(apns))
+        assert received[0]["payload"]["aps"]["alert"] == {"title": "News"}
+    # The legacy HTTP API with the server key, to one of them.
+    status, body = post(f"{setup.herald.url}/fcm/send",
+                        {"to": devices[0][1], "notification": {"title": "Legacy", "badge": 2}},
+                        {"Authorization": f"key={setup.project['server_key']}"})
+    assert status == 200 and body["success"] == 1, body
+    received = wait_for(lambda: len(setup.received_for(devices[0][0])) == 2 and setup.received_for(devices[0][0]))
+    assert received[1]["payload"]["aps"]["alert"]["title"] == "Legacy"

@@ -1,33 +1,46 @@
-import AsyncHTTPClient
 public import HeraldCore
 import JWTKit
 import NIOCore
-import NIOHTTP1
+import NIOHPACK
+import NIOHTTP2
+import NIOPosix
 import NIOSSL
 import Synchronization
 
-/// Herald's connection to APNs for one project's credential in one environment: HTTP/2
-/// over TLS (streams up to what APNs' SETTINGS allow, on as few connections as that
-/// needs), a client certificate or a provider token on every request, the token made
-/// again on `ProviderTokenSchedule`'s terms.
+/// Herald's connection to APNs for one project's credential in one environment: one
+/// HTTP/2 connection over TLS (ALPN `h2`), opened when first needed and again after it
+/// closes, on which each batch of requests is written as frames with one flush (streams
+/// past APNs' SETTINGS limit wait in the HTTP/2 handler's buffer); a client certificate,
+/// or a provider token on every request, made again on `ProviderTokenSchedule`'s terms.
 final class APNsConnection: Sendable {
     let credential: APNsCredential
     let baseURL: String
-    private let client: HTTPClient
+    private let host: String
+    private let port: Int
+    private let tls: NIOSSLContext
     private let signer: JWTKeyCollection?
+    private let channel: Mutex<(any Channel)?> = Mutex(nil)
     private let token: Mutex<(schedule: ProviderTokenSchedule, value: String, making: Task<String, any Error>?)> =
         Mutex((ProviderTokenSchedule(), "", nil))
 
-    /// How long one request may take before it is retried.
+    /// How long a batch's answers may take before its unanswered requests are retried.
     static let requestTimeout: TimeAmount = .seconds(20)
+
+    /// Why a request got no answer.
+    struct NoAnswer: Error {}
 
     init(credential: APNsCredential, baseURL: String, trustRoots: [String]) async throws {
         self.credential = credential
         self.baseURL = baseURL.hasSuffix("/") ? String(baseURL.dropLast()) : baseURL
-        var tls = TLSConfiguration.makeClientConfiguration()
-        if !trustRoots.isEmpty {
-            tls.additionalTrustRoots = trustRoots.map { .file($0) }
+        let authority = self.baseURL.dropFirst("https://".count).split(separator: "/").first.map(String.init) ?? ""
+        if let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) {
+            (host, self.port) = (String(authority[..<colon]), port)
+        } else {
+            (host, port) = (authority, 443)
         }
+        var configuration = TLSConfiguration.makeClientConfiguration()
+        configuration.applicationProtocols = ["h2"]
+        if !trustRoots.isEmpty { configuration.additionalTrustRoots = trustRoots.map { .file($0) } }
         switch credential.secret {
         case .signingKey(let keyID, _, let pem):
             signer = await JWTKeyCollection().add(
@@ -36,34 +49,88 @@ final class APNsConnection: Sendable {
             signer = nil
             if let password {
                 let bundle = try NIOSSLPKCS12Bundle(buffer: bytes, passphrase: Array(password.utf8))
-                tls.certificateChain = bundle.certificateChain.map { .certificate($0) }
-                tls.privateKey = .privateKey(bundle.privateKey)
+                configuration.certificateChain = bundle.certificateChain.map { .certificate($0) }
+                configuration.privateKey = .privateKey(bundle.privateKey)
             } else {
-                tls.certificateChain = try NIOSSLCertificate.fromPEMBytes(bytes).map { .certificate($0) }
-                tls.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: bytes, format: .pem))
+                configuration.certificateChain = try NIOSSLCertificate.fromPEMBytes(bytes).map { .certificate($0) }
+                configuration.privateKey = .privateKey(try NIOSSLPrivateKey(bytes: bytes, format: .pem))
             }
         }
-        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
-        configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: .seconds(10), read: Self.requestTimeout)
-        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        tls = try NIOSSLContext(configuration: configuration)
     }
 
-    /// Sends one request; answers APNs' status and reason. Throws when no answer came.
-    func send(_ request: APNsRequest, now: Timestamp) async throws -> (status: Int, reason: String?) {
-        var outgoing = HTTPClientRequest(url: baseURL + request.path)
-        outgoing.method = .POST
-        for (name, value) in request.headers { outgoing.headers.add(name: name, value: value) }
-        if signer != nil {
-            outgoing.headers.add(name: "authorization", value: "bearer " + (try await providerToken(now)))
+    /// Sends a batch of requests; answers APNs' status and reason for each, nil for one
+    /// that got no answer.
+    func send(_ requests: [APNsRequest], now: Timestamp) async -> [(status: Int, reason: String?)?] {
+        guard !requests.isEmpty else { return [] }
+        let channel: any Channel
+        do {
+            channel = try await openChannel()
+        } catch {
+            return Array(repeating: nil, count: requests.count)
         }
-        outgoing.body = .bytes(ByteBuffer(bytes: request.payload))
-        let response = try await client.execute(outgoing, timeout: Self.requestTimeout)
-        let status = Int(response.status.code)
-        if status == 200 { return (status, nil) }
-        let body = try await response.body.collect(upTo: 65_536)
-        let reason = (try? JSONParser.parse(body.readableBytesView))?["reason"]?.stringValue
-        return (status, reason)
+        var authorization: String?
+        if signer != nil {
+            guard let token = try? await providerToken(now) else { return Array(repeating: nil, count: requests.count) }
+            authorization = "bearer " + token
+        }
+        let loop = channel.eventLoop
+        var batch = APNsFrameHandler.Batch(requests: [])
+        var futures: [EventLoopFuture<(Int, [UInt8])>] = []
+        for request in requests {
+            var headers = HPACKHeaders([
+                (":method", "POST"), (":scheme", "https"), (":path", request.path), (":authority", host),
+            ])
+            if let authorization { headers.add(name: "authorization", value: authorization) }
+            for (name, value) in request.headers { headers.add(name: name, value: value) }
+            let promise = loop.makePromise(of: (Int, [UInt8]).self)
+            futures.append(promise.futureResult)
+            batch.requests.append((headers, ByteBuffer(bytes: request.payload), promise))
+        }
+        let deadline = loop.scheduleTask(in: Self.requestTimeout) {
+            for request in batch.requests { request.promise.fail(NoAnswer()) }
+        }
+        channel.writeAndFlush(batch).whenFailure { _ in
+            for request in batch.requests { request.promise.fail(NoAnswer()) }
+        }
+        var answers: [(status: Int, reason: String?)?] = []
+        for future in futures {
+            guard let (status, body) = try? await future.get() else {
+                answers.append(nil)
+                continue
+            }
+            answers.append((status, status == 200 ? nil : (try? JSONParser.parse(body))?["reason"]?.stringValue))
+        }
+        deadline.cancel()
+        return answers
+    }
+
+    /// The open connection, or a new one.
+    private func openChannel() async throws -> any Channel {
+        if let open = channel.withLock({ $0 }), open.isActive { return open }
+        let serverHostname = host.contains(":") || host.allSatisfy({ $0.isNumber || $0 == "." }) ? nil : host
+        let tls = tls
+        let made = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connectTimeout(.seconds(10))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let sync = channel.pipeline.syncOperations
+                    try sync.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverHostname))
+                    // Herald builds every header block itself: checking each again costs a
+                    // tenth of a hand-off.
+                    try sync.addHandler(
+                        NIOHTTP2Handler(
+                            mode: .client, headerBlockValidation: .disabled, contentLengthValidation: .disabled))
+                    try sync.addHandler(APNsFrameHandler())
+                }
+            }
+            .connect(host: host, port: port).get()
+        let replaced = channel.withLock { current in
+            defer { current = made }
+            return current
+        }
+        replaced?.close(promise: nil)
+        return made
     }
 
     /// The provider token to send at `now`, made again when it is due. Requests that find
@@ -125,7 +192,7 @@ final class APNsConnection: Sendable {
     }
 
     func shutdown() async {
-        try? await client.shutdown()
+        try? await channel.withLock({ $0 })?.close()
     }
 
     /// A provider token's claims: the team id and when it was made.

@@ -145,14 +145,7 @@ public final class APNsForwarder: Service, Sendable {
                 handOffs, key: key, credential: credential, reason: "unusable credential", now: now, into: &settlement)
             return settlement
         }
-        let verdicts = await withTaskGroup(of: (HandOff, APNsVerdict).self) { group in
-            for handOff in handOffs {
-                group.addTask { (handOff, await self.send(handOff, over: connection, now: now)) }
-            }
-            var verdicts: [(HandOff, APNsVerdict)] = []
-            for await verdict in group { verdicts.append(verdict) }
-            return verdicts
-        }
+        let verdicts = await send(handOffs, over: connection, now: now)
         var retried: [Int64] = []
         var refusedReason: String?
         for (handOff, verdict) in verdicts {
@@ -218,26 +211,42 @@ public final class APNsForwarder: Service, Sendable {
             handOffs.map(\.entry.sequence)
     }
 
-    /// APNs' verdict on one entry; an expired provider token is made again once and the
-    /// entry sent again.
-    private func send(_ handOff: HandOff, over connection: APNsConnection, now: Timestamp) async -> APNsVerdict {
-        // The app instance's own bundle id: one team's signing key serves all its apps.
-        let bundleID =
-            APNsCredential.isBundleID(handOff.entry.appID) ? handOff.entry.appID : connection.credential.bundleID
-        guard let request = try? APNsRequest(handOff, bundleID: bundleID) else {
-            return .refused(reason: "not an APNs message")
-        }
-        do {
-            var answer = try await connection.send(request, now: now)
-            var verdict = APNsVerdict(status: answer.status, reason: answer.reason)
-            if verdict == .renewToken, try await connection.renewToken(clock.now()) {
-                answer = try await connection.send(request, now: clock.now())
-                verdict = APNsVerdict(status: answer.status, reason: answer.reason)
+    /// APNs' verdicts on entries, sent as one batch; an expired provider token is made
+    /// again once and the entries it refused sent again.
+    private func send(_ handOffs: [HandOff], over connection: APNsConnection, now: Timestamp) async
+        -> [(HandOff, APNsVerdict)]
+    {
+        var verdicts: [(HandOff, APNsVerdict)] = []
+        var sendable: [(HandOff, APNsRequest)] = []
+        var templates: [[UInt8]: APNsRequest.Template] = [:]
+        for handOff in handOffs {
+            // The app instance's own bundle id: one team's signing key serves all its apps.
+            let bundleID =
+                APNsCredential.isBundleID(handOff.entry.appID) ? handOff.entry.appID : connection.credential.bundleID
+            let stanza = handOff.entry.stanza
+            guard let template = templates[stanza] ?? (try? APNsRequest.Template(stanza: stanza)) else {
+                verdicts.append((handOff, .refused(reason: "not an APNs message")))
+                continue
             }
-            return verdict
-        } catch {
-            return .retry(reason: "\(error)")
+            templates[stanza] = template
+            sendable.append((handOff, APNsRequest(handOff, bundleID: bundleID, template: template)))
         }
+        var answers = await connection.send(sendable.map(\.1), now: now)
+        let expired = answers.indices.filter {
+            answers[$0].map { APNsVerdict(status: $0.status, reason: $0.reason) } == .renewToken
+        }
+        if !expired.isEmpty, (try? await connection.renewToken(clock.now())) == true {
+            let again = await connection.send(expired.map { sendable[$0].1 }, now: clock.now())
+            for (index, answer) in zip(expired, again) { answers[index] = answer }
+        }
+        for ((handOff, _), answer) in zip(sendable, answers) {
+            verdicts.append(
+                (
+                    handOff,
+                    answer.map { APNsVerdict(status: $0.status, reason: $0.reason) } ?? .retry(reason: "no answer")
+                ))
+        }
+        return verdicts
     }
 
     /// Writes what became of a batch.

@@ -18,15 +18,36 @@ public struct APNsRequest: Sendable, Equatable {
     /// Why an entry cannot be handed off.
     public struct Unusable: Error, Sendable, Equatable {}
 
+    /// What a tailored stanza gives every request made from it: the payload and the
+    /// stanza's request headers. A fanout's entries share one stanza, read once.
+    public struct Template: Sendable, Equatable {
+        var payload: [UInt8]
+        var headers: [(String, String)]
+
+        public init(stanza: [UInt8]) throws(Unusable) {
+            guard let stanza = try? McsProto_DataMessageStanza(serializedBytes: stanza),
+                stanza.appData.contains(where: { $0.key == "content-type" && $0.value == "application/apns+json" })
+            else { throw Unusable() }
+            payload = Array(stanza.rawData)
+            headers = stanza.appData.filter { APNsRequest.headerNames.contains($0.key) }.map { ($0.key, $0.value) }
+        }
+
+        public static func == (lhs: Template, rhs: Template) -> Bool {
+            lhs.payload == rhs.payload && lhs.headers.elementsEqual(rhs.headers, by: ==)
+        }
+    }
+
     /// The request for `handOff`, whose app is `bundleID`.
     public init(_ handOff: HandOff, bundleID: String) throws(Unusable) {
-        guard let stanza = try? McsProto_DataMessageStanza(serializedBytes: handOff.entry.stanza),
-            stanza.appData.contains(where: { $0.key == "content-type" && $0.value == "application/apns+json" })
-        else { throw Unusable() }
+        self.init(handOff, bundleID: bundleID, template: try Template(stanza: handOff.entry.stanza))
+    }
+
+    /// The request for `handOff` from its stanza's `template`.
+    public init(_ handOff: HandOff, bundleID: String, template: Template) {
         path = "/3/device/" + handOff.address.deviceToken
-        payload = Array(stanza.rawData)
+        payload = template.payload
         headers = [("apns-topic", bundleID), ("apns-id", Self.apnsID(persistentID: handOff.entry.persistentID))]
-        for item in stanza.appData where Self.headerNames.contains(item.key) { headers.append((item.key, item.value)) }
+        headers += template.headers
     }
 
     /// A UUID made from the persistent id (the leading bytes of its SHA-256, marked as a

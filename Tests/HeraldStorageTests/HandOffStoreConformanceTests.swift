@@ -67,6 +67,19 @@ import Testing
         #expect(try await store.pendingMessages(androidID: 42, after: 0, limit: 10, now: now).count == 1)
     }
 
+    /// Claims made at once (two nodes' on PostgreSQL) never take the same entry.
+    @Test(arguments: Backend.allCases)
+    func concurrentClaimsTakeEachEntryOnce(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        try await store.appendMessages([], queue: (0..<200).map { entry("m\($0)") })
+        let now = Timestamp(seconds: 200)
+        async let first = store.claimHandOffs(limit: 120, now: now, until: now.adding(seconds: 30))
+        async let second = store.claimHandOffs(limit: 120, now: now, until: now.adding(seconds: 30))
+        let (a, b) = try await (first, second)
+        let ids = (a + b).map(\.entry.persistentID)
+        #expect(ids.count == 200 && Set(ids).count == 200)
+    }
+
     /// A device in the hand-off range that no APNs registration names is never handed off.
     @Test(arguments: Backend.allCases)
     func entriesOfAnotherRegistrationOnAHandOffDeviceAreNotClaimed(_ backend: Backend) async throws {

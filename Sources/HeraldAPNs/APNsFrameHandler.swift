@@ -1,0 +1,82 @@
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// The last handler of an HTTP/2 connection to APNs, after `NIOHTTP2Handler` with no
+/// stream multiplexer: it writes each batch of requests as HEADERS and DATA frames with
+/// one flush, and completes each request's promise from its answer's frames. It runs on
+/// the connection's event loop; `APNsStreams` keeps the streams.
+final class APNsFrameHandler: ChannelDuplexHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundIn = Batch
+    typealias OutboundOut = HTTP2Frame
+
+    /// Requests written together, each with the promise of its answer.
+    struct Batch {
+        var requests: [(headers: HPACKHeaders, body: ByteBuffer, promise: EventLoopPromise<(Int, [UInt8])>)]
+    }
+
+    struct StreamFailed: Error {}
+
+    private var streams = APNsStreams<EventLoopPromise<(Int, [UInt8])>>()
+    private var isClosed = false
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        let batch = unwrapOutboundIn(data)
+        for request in batch.requests {
+            guard !isClosed, !streams.isExhausted else {
+                request.promise.fail(StreamFailed())
+                continue
+            }
+            let stream = streams.start(request.promise)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: stream, payload: .headers(.init(headers: request.headers)))),
+                promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(
+                        streamID: stream, payload: .data(.init(data: .byteBuffer(request.body), endStream: true)))),
+                promise: nil)
+        }
+        context.flush()
+        promise?.succeed(())
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        let finished: (EventLoopPromise<(Int, [UInt8])>, APNsStreams<EventLoopPromise<(Int, [UInt8])>>.Outcome)?
+        switch frame.payload {
+        case .headers(let headers):
+            finished = streams.headers(
+                frame.streamID, status: headers.headers.first(name: ":status").flatMap { Int($0) },
+                endStream: headers.endStream)
+        case .data(let data):
+            guard case .byteBuffer(let buffer) = data.data else { return }
+            finished = streams.data(frame.streamID, Array(buffer.readableBytesView), endStream: data.endStream)
+        case .rstStream:
+            finished = streams.reset(frame.streamID)
+        case .goAway(let lastStreamID, _, _):
+            isClosed = true
+            for promise in streams.abandon(after: lastStreamID) { promise.fail(StreamFailed()) }
+            finished = nil
+        default:
+            finished = nil
+        }
+        if let (promise, outcome) = finished {
+            switch outcome {
+            case .answered(let status, let body): promise.succeed((status, body))
+            case .failed: promise.fail(StreamFailed())
+            }
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        isClosed = true
+        for promise in streams.abandon() { promise.fail(StreamFailed()) }
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
