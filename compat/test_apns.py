@@ -295,3 +295,41 @@ def test_topic_and_legacy_sends_reach_apns_app_instances_beside_the_others(setup
     assert status == 200 and body["success"] == 1, body
     received = wait_for(lambda: len(setup.received_for(devices[0][0])) == 2 and setup.received_for(devices[0][0]))
     assert received[1]["payload"]["aps"]["alert"]["title"] == "Legacy"
+
+
+def test_an_app_instance_with_keys_gets_payloads_apple_cannot_read_that_its_extension_opens(setup, tmp_path):
+    apns = setup.simulator.add_device(BUNDLE)
+    identity = str(tmp_path / "ios-identity.json")
+    registered = subprocess.run(
+        [HERALD, "device", "--server", setup.herald.url, "--project", PROJECT, "--api-key", setup.project["api_key"],
+         "--app-id", BUNDLE, "--platform", "apple", "--apns-token", apns, "--apns-sandbox", "--identity", identity],
+        capture_output=True, text=True, timeout=60)
+    assert registered.returncode == 0, registered.stderr
+    token = registered.stdout.split("token: ", 1)[1].split()[0]
+    messaging.send(messaging.Message(
+        token=token, notification=messaging.Notification(title="Secret title", body="Secret body"),
+        data={"pin": "4711"}), app=setup.app)
+    received = wait_for(lambda: setup.received_for(apns))[0]
+    # Apple sees a generic alert and ciphertext: nothing of the message.
+    seen = json.dumps(received["payload"])
+    assert "Secret" not in seen and "4711" not in seen
+    assert received["payload"]["aps"] == {"alert": {"body": "New notification"}, "mutable-content": 1}
+    assert received["headers"]["apns-push-type"] == "alert"
+    sealed = tmp_path / "payload.json"
+    sealed.write_text(json.dumps(received["payload"]))
+    opened = subprocess.run([HERALD, "device", "--project", PROJECT, "--api-key", "-", "--app-id", BUNDLE,
+                             "--identity", identity, "--open-sealed", str(sealed)],
+                            capture_output=True, text=True, timeout=60)
+    assert opened.returncode == 0, opened.stderr
+    payload = json.loads(opened.stdout)
+    assert payload["aps"]["alert"] == {"title": "Secret title", "body": "Secret body"}
+    assert payload["pin"] == "4711" and "gcm.message_id" in payload
+    # Another app instance's keys do not open it.
+    other = str(tmp_path / "other.json")
+    assert subprocess.run(
+        [HERALD, "device", "--server", setup.herald.url, "--project", PROJECT, "--api-key", setup.project["api_key"],
+         "--app-id", BUNDLE, "--platform", "apple", "--apns-token", setup.simulator.add_device(BUNDLE),
+         "--identity", other], capture_output=True, timeout=60).returncode == 0
+    assert subprocess.run([HERALD, "device", "--project", PROJECT, "--api-key", "-", "--app-id", BUNDLE,
+                           "--identity", other, "--open-sealed", str(sealed)],
+                          capture_output=True, timeout=60).returncode != 0

@@ -112,17 +112,48 @@ public struct DeviceRegistrar: Sendable {
                 ])
             )
         ])
+        return try await postRegistration(
+            body, projectID: projectID, apiKey: apiKey, installationAuth: installationAuth, kind: "web",
+            headers: device.map { [("Authorization", "AidLogin \($0.androidID):\($0.securityToken)")] } ?? [])
+    }
+
+    /// Registers an Apple app instance's installation to be reached through APNs, as the
+    /// Firebase iOS SDK does (`ios` with the APNs token), with the keys its messages are
+    /// sealed for; answers the registration token.
+    public func registerApple(
+        projectID: String, apiKey: String, installationAuth: String, apnsToken: String, sandbox: Bool,
+        bundleID: String, p256dh: [UInt8], auth: [UInt8]
+    ) async throws -> String {
+        let body = JSONValue.object([
+            (
+                key: "ios",
+                value: .stringObject([
+                    ("apns_token", apnsToken), ("apns_environment", sandbox ? "SANDBOX" : "PROD"),
+                    ("bundle_id", bundleID), ("p256dh", Base64URL.encode(p256dh)), ("auth", Base64URL.encode(auth)),
+                ])
+            ),
+            (key: "fcm_sdk_version", value: .string("herald-client")),
+        ])
+        return try await postRegistration(
+            body, projectID: projectID, apiKey: apiKey, installationAuth: installationAuth, kind: "apple")
+    }
+
+    /// Posts an FCM registration (`web` or `ios`) for an installation; answers its token.
+    private func postRegistration(
+        _ body: JSONValue, projectID: String, apiKey: String, installationAuth: String, kind: String,
+        headers: [(String, String)] = []
+    ) async throws -> String {
         let result = try await post(
             "/v1/projects/\(projectID)/registrations",
             headers: [
                 ("x-goog-api-key", apiKey), ("x-goog-firebase-installations-auth", installationAuth),
                 ("Content-Type", "application/json"),
-            ] + (device.map { [("Authorization", "AidLogin \($0.androidID):\($0.securityToken)")] } ?? []),
+            ] + headers,
             body: body.renderedBytes)
         guard result.status == 200, let token = (try? JSONParser.parse(result.body))?["token"]?.stringValue else {
             throw Failure(
                 description:
-                    "web registration failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
+                    "\(kind) registration failed (\(result.status)): \(String(decoding: result.body, as: UTF8.self))")
         }
         return token
     }

@@ -44,6 +44,12 @@ public actor HeraldClient {
         /// First and largest reconnect delay, in seconds. Defaults 0.5 and 60.
         public var initialBackoffSeconds: Double = 0.5
         public var maximumBackoffSeconds: Double = 60
+        /// On Apple platforms, the APNs device token iOS handed the app (hexadecimal) and
+        /// whether it is for APNs' development environment: the app instance registers to be
+        /// reached through APNs, its messages sealed for keys only it holds (SEMANTICS A5),
+        /// which its Notification Service Extension opens with `SealedNotification.open`.
+        public var apnsToken: String?
+        public var apnsSandbox = false
 
         public init(
             server: String, projectID: String, apiKey: String, appID: String, platform: Platform = .android,
@@ -135,6 +141,16 @@ public actor HeraldClient {
             projectNumber: installation.projectNumber, appID: configuration.appID,
             platform: configuration.platform.rawValue, installationID: installation.fid)
         switch configuration.platform {
+        case .apple where configuration.apnsToken != nil:
+            let key = P256.KeyAgreement.PrivateKey()
+            let auth = SecureRandom.bytes(16)
+            made.token = try await registrar.registerApple(
+                projectID: configuration.projectID, apiKey: configuration.apiKey,
+                installationAuth: installation.authToken, apnsToken: configuration.apnsToken ?? "",
+                sandbox: configuration.apnsSandbox, bundleID: configuration.appID,
+                p256dh: Array(key.publicKey.x963Representation), auth: auth)
+            made.webPrivateKey = Base64URL.encode(key.rawRepresentation)
+            made.webAuthSecret = Base64URL.encode(auth)
         case .android, .apple:
             made.token = try await registrar.register3(
                 androidID: androidID, securityToken: securityToken,

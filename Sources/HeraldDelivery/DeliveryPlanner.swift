@@ -52,8 +52,9 @@ public struct DeliveryPlanner: Sendable {
         _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
         persistentID: String? = nil, lastConnected: Timestamp?? = nil, cache: inout StanzaCache
     ) async throws -> Plan {
+        // Encrypted stanzas (web, and Apple app instances with keys) are each their own.
         let cacheKey =
-            registration.platform == .web
+            registration.platform == .web || registration.webKeys != nil
             ? nil
             : StanzaCache.Key(
                 platform: registration.platform, appID: registration.appID, sender: registration.sender,

@@ -51,7 +51,11 @@ public enum DeliveryTailor {
             stanza.appData = androidAppData(message, context)
         case .apple:
             let payload = applePayload(message, context)
-            stanza.rawData = .init(payload.renderedBytes)
+            if let keys = registration.webKeys {
+                stanza.rawData = .init(try sealedApplePayload(payload, keys: keys).renderedBytes)
+            } else {
+                stanza.rawData = .init(payload.renderedBytes)
+            }
             stanza.appData = [
                 appData("content-type", "application/apns+json"), appData("google.message_id", context.messageID),
             ]
@@ -162,6 +166,32 @@ public enum DeliveryTailor {
         }
         payload.append((key: "gcm.message_id", value: .string(context.messageID)))
         return .object(payload)
+    }
+
+    /// The alert Apple shows when no Notification Service Extension replaces it.
+    public static let sealedAlertBody = "New notification"
+
+    /// An APNs payload Apple cannot read (SEMANTICS A5): the whole payload sealed for the app
+    /// instance's keys under `WebPushEncryption.sealedAPNsPayloadKey`, beside a generic alert with
+    /// `mutable-content` (so that its Notification Service Extension opens it and shows the
+    /// real one), or only `content-available` for a background push.
+    static func sealedApplePayload(_ payload: JSONValue, keys: WebPushKeys) throws(WebPushEncryption.Failure)
+        -> JSONValue
+    {
+        let sealed = try WebPushEncryption.seal(
+            payload.renderedBytes, receiverPublicKey: keys.p256dh, authSecret: keys.auth, coding: .aes128gcm)
+        let aps = payload["aps"]
+        let visible: [(key: String, value: JSONValue)] =
+            aps?["alert"] != nil || aps?["badge"] != nil || aps?["sound"] != nil
+            ? [
+                (key: "alert", value: .object([(key: "body", value: .string(sealedAlertBody))])),
+                (key: "mutable-content", value: .number(1)),
+            ]
+            : [(key: "content-available", value: .number(1))]
+        return .object([
+            (key: "aps", value: .object(visible)),
+            (key: WebPushEncryption.sealedAPNsPayloadKey, value: .string(Base64URL.encode(sealed.ciphertext))),
+        ])
     }
 
     /// FCM's web payload: `{data, notification, from, priority, fcmMessageId}` (plus

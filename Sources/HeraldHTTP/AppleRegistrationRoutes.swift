@@ -46,7 +46,7 @@ struct AppleRegistrationRoutes {
                 continue
             }
             let registration = try await register(
-                address, bundleID: application, installationID: nil, project: project)
+                address, bundleID: application, installationID: nil, keys: nil, project: project)
             results.append(
                 .stringObject([
                     ("apns_token", text), ("status", "OK"), ("registration_token", registration.token),
@@ -57,14 +57,14 @@ struct AppleRegistrationRoutes {
     }
 
     /// The registration of an app instance reached through APNs at `address`: the live one
-    /// the project has for the address and app (and installation, when one is given), else a
-    /// new one on a device of its own that stands for the app instance.
-    func register(_ address: APNsAddress, bundleID: String, installationID: String?, project: Project) async throws
-        -> Registration
-    {
+    /// the project has for the address and app (and installation and keys, when given),
+    /// else a new one on a device of its own that stands for the app instance.
+    func register(
+        _ address: APNsAddress, bundleID: String, installationID: String?, keys: WebPushKeys?, project: Project
+    ) async throws -> Registration {
         let store = environment.store
         if let known = try await store.registration(apns: address, projectID: project.id), known.appID == bundleID,
-            installationID == nil || known.installationID == installationID
+            installationID == nil || known.installationID == installationID, known.webKeys == keys
         {
             return known
         }
@@ -75,7 +75,7 @@ struct AppleRegistrationRoutes {
         let registration = Registration(
             token: Registration.makeToken(), kind: .app, projectID: project.id, sender: String(project.number),
             appID: bundleID, subtype: nil, platform: .apple, androidID: device.androidID,
-            installationID: installationID, apns: address, createdAt: now)
+            installationID: installationID, webKeys: keys, apns: address, createdAt: now)
         try await store.createRegistration(registration)
         environment.logger.info(
             "apple app instance registered",

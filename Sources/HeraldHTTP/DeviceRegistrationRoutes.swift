@@ -247,8 +247,16 @@ struct DeviceRegistrationRoutes {
         guard let bundleID = ios["bundle_id"]?.stringValue, APNsCredential.isBundleID(bundleID) else {
             throw HeraldError.invalidField("ios.bundle_id", "bundle_id must be the app's bundle id.")
         }
+        // A Herald extension: an app instance that gives keys has its messages sealed for
+        // them inside the APNs payload (SEMANTICS A5).
+        var keys: WebPushKeys?
+        if ios["p256dh"] != nil || ios["auth"] != nil {
+            keys = try webPushKeys(
+                p256dh: (ios["p256dh"]?.stringValue, "ios.p256dh"), auth: (ios["auth"]?.stringValue, "ios.auth"),
+                coding: ("aes128gcm", "ios.p256dh"))
+        }
         let registration = try await AppleRegistrationRoutes(environment: environment).register(
-            address, bundleID: bundleID, installationID: installationID, project: project)
+            address, bundleID: bundleID, installationID: installationID, keys: keys, project: project)
         environment.metrics.increment("herald_registrations_total", [("kind", "ios")])
         return Response.json(
             .stringObject([
@@ -272,6 +280,20 @@ struct DeviceRegistrationRoutes {
         }
         try await checkBinding(
             of: channel, to: project, applicationPubKey: applicationPubKey, authorization: authorization)
+        let registration = Registration(
+            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: channel.sender,
+            appID: channel.appID, subtype: channel.subtype, platform: .web, androidID: channel.androidID,
+            installationID: installationID, webKeys: try webPushKeys(p256dh: p256dh, auth: auth, coding: coding),
+            createdAt: environment.clock.now())
+        try await environment.store.createRegistration(registration)
+        return registration
+    }
+
+    /// The keys a registration's messages are encrypted for (RFC 8291), each argument with
+    /// the field name its error names.
+    private func webPushKeys(p256dh: (String?, String), auth: (String?, String), coding: (String, String)) throws
+        -> WebPushKeys
+    {
         guard let publicKey = p256dh.0.flatMap(Base64URL.decode),
             (try? P256.KeyAgreement.PublicKey(x963Representation: publicKey)) != nil
         else {
@@ -286,13 +308,7 @@ struct DeviceRegistrationRoutes {
             throw HeraldError.invalidField(
                 coding.1, "\(coding.1.split(separator: ".").last ?? "") must be aesgcm or aes128gcm.")
         }
-        let registration = Registration(
-            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: channel.sender,
-            appID: channel.appID, subtype: channel.subtype, platform: .web, androidID: channel.androidID,
-            installationID: installationID, webKeys: WebPushKeys(p256dh: publicKey, auth: secret, coding: coding.0),
-            createdAt: environment.clock.now())
-        try await environment.store.createRegistration(registration)
-        return registration
+        return WebPushKeys(p256dh: publicKey, auth: secret, coding: coding.0)
     }
 
     /// Throws `PERMISSION_DENIED` unless `project` may build a registration on `channel`.

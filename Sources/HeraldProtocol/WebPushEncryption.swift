@@ -28,6 +28,10 @@ public enum WebPushEncryption {
         case authenticationFailed
     }
 
+    /// The key under which a sealed APNs payload carries its ciphertext (base64url,
+    /// `aes128gcm`), for Apple app instances whose messages Apple must not read.
+    public static let sealedAPNsPayloadKey = "herald.sealed"
+
     static let recordSize = 4096
     static let tagLength = 16
 

@@ -40,7 +40,31 @@ struct DeviceCommand: AsyncParsableCommand {
         help: "The VAPID public key (base64url) the Web Push subscription is made for.")
     var applicationServerKey: String?
 
+    @Option(
+        name: .customLong("apns-token"),
+        help: "With --platform apple: register to be reached through APNs with this device token (hex), then exit.")
+    var apnsToken: String?
+    @Flag(name: .customLong("apns-sandbox"), help: "The APNs token is for the development environment.")
+    var apnsSandbox = false
+    @Option(
+        name: .customLong("open-sealed"),
+        help: "Open a sealed APNs payload (a JSON file, - for standard input) with the identity's keys, print it, exit."
+    )
+    var openSealed: String?
+
     func run() async throws {
+        if let openSealed {
+            // What the app's Notification Service Extension does with a sealed notification.
+            guard let path = identity, let saved = try DeviceIdentity.load(from: path) else {
+                throw ValidationError("--open-sealed needs the --identity the app instance registered with")
+            }
+            let payload =
+                openSealed == "-"
+                ? Array(FileHandle.standardInput.readDataToEndOfFile())
+                : Array(try Data(contentsOf: URL(fileURLWithPath: openSealed)))
+            emit(String(decoding: try SealedNotification.open(payload, identity: saved), as: UTF8.self))
+            return
+        }
         guard let platform = Platform(rawValue: platform) else {
             throw ValidationError("--platform must be android, apple or web")
         }
@@ -60,13 +84,16 @@ struct DeviceCommand: AsyncParsableCommand {
             handler.logLevel = .warning
             return handler
         }
-        let client = HeraldClient(
-            configuration: .init(
-                server: server, projectID: project, apiKey: apiKey, appID: appID, platform: platform,
-                gatewayHost: gatewayHost, gatewayPort: gatewayPort, trust: trust, identityPath: identity),
-            presenter: PrintingTray())
+        var configuration = HeraldClient.Configuration(
+            server: server, projectID: project, apiKey: apiKey, appID: appID, platform: platform,
+            gatewayHost: gatewayHost, gatewayPort: gatewayPort, trust: trust, identityPath: identity)
+        configuration.apnsToken = apnsToken
+        configuration.apnsSandbox = apnsSandbox
+        let client = HeraldClient(configuration: configuration, presenter: PrintingTray())
         let token = try await client.register()
         emit("token: \(token)")
+        // Reached through APNs: no connection of its own to keep.
+        if apnsToken != nil { return }
         if webPush {
             let subscription = try await client.subscribeWebPush(applicationServerKey: applicationServerKey)
             emit("endpoint: \(subscription.endpoint)")
