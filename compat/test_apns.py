@@ -333,3 +333,44 @@ def test_an_app_instance_with_keys_gets_payloads_apple_cannot_read_that_its_exte
     assert subprocess.run([HERALD, "device", "--project", PROJECT, "--api-key", "-", "--app-id", BUNDLE,
                            "--identity", other, "--open-sealed", str(sealed)],
                           capture_output=True, timeout=60).returncode != 0
+
+
+def test_an_older_ios_sdks_check_in_and_token_fetch_with_its_apns_token_give_a_token_a_send_reaches(setup):
+    import urllib.parse
+    base = setup.herald.url
+    # FIRMessagingCheckinService: JSON in and out, the ids as JSON numbers.
+    checkin = {"checkin": {"iosbuild": {"model": "iPhone15,2", "os_version": "IOS_17.4"}, "type": 2,
+                           "user_number": 0, "last_checkin_msec": 0},
+               "fragment": 0, "locale": "en_US", "version": 2, "digest": "", "time_zone": "Europe/Berlin",
+               "user_serial_number": 0, "id": 0, "security_token": 0}
+    status, answer = post(f"{base}/checkin", checkin, {})
+    assert status == 200 and answer["android_id"] > 0 and 0 < answer["security_token"] < 2 ** 63, answer
+    device, secret = str(answer["android_id"]), str(answer["security_token"])
+    # Checking in again with them keeps them.
+    again = post(f"{base}/checkin", {**checkin, "id": int(device), "security_token": int(secret)}, {})[1]
+    assert str(again["android_id"]) == device
+    status, installation = post(f"{base}/v1/projects/{PROJECT}/installations",
+                                {"appId": f"1:{setup.project['number']}:ios:0a1b2c", "authVersion": "FIS_v2"},
+                                {"X-Goog-Api-Key": setup.project["api_key"]})
+    apns = setup.simulator.add_device(BUNDLE)
+    # FIRMessagingTokenFetchOperation: the standard items, sender, X-subtype, appid, apns_token.
+    form = urllib.parse.urlencode([
+        ("X-osv", "17.4"), ("device", device), ("X-scope", "*"), ("plat", "2"), ("app", BUNDLE),
+        ("app_ver", "1.0"), ("X-cliv", "fiid-10.0.0"), ("sender", setup.project["number"]),
+        ("X-subtype", setup.project["number"]), ("appid", installation["fid"]), ("apns_token", f"p_{apns}"),
+    ]).encode()
+    request = urllib.request.Request(f"{base}/register", data=form, method="POST", headers={
+        "Authorization": f"AidLogin {device}:{secret}", "app": BUNDLE, "info": "herald",
+        "x-goog-firebase-installations-auth": installation["authToken"]["token"],
+        "Content-Type": "application/x-www-form-urlencoded"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        text = response.read().decode()
+    assert text.startswith("token="), text
+    token = text.split("=", 1)[1].strip()
+    messaging.send(messaging.Message(token=token, notification=messaging.Notification(title="old sdk")),
+                   app=setup.app)
+    received = wait_for(lambda: setup.received_for(apns))
+    assert received[0]["payload"]["aps"]["alert"] == {"title": "old sdk"}
+    # The same request again answers the same token.
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.read().decode().strip() == f"token={token}"

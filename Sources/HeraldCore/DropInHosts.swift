@@ -13,6 +13,8 @@ public struct DropInHosts: Sendable, Equatable {
         ("fcmregistrations.googleapis.com", ["/v1/projects/"]),
         ("firebaseinstallations.googleapis.com", ["/v1/projects/"]),
         ("android.clients.google.com", ["/checkin", "/c2dm/register3"]),
+        ("device-provisioning.googleapis.com", ["/checkin"]),
+        ("fcmtoken.googleapis.com", ["/register"]),
         ("fcmdata.googleapis.com", ["/v1beta1/projects/"]),
         ("jmt17.google.com", ["/fcm/send/", "/wp/"]),
         ("gcm-http.googleapis.com", ["/gcm/send", "/fcm/send"]),

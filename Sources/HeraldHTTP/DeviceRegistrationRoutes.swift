@@ -1,4 +1,5 @@
 import Crypto
+import Foundation
 import HTTPTypes
 import HeraldCore
 import HeraldProtocol
@@ -14,10 +15,14 @@ struct DeviceRegistrationRoutes {
         router.post("/checkin") { request, context in
             try await checkin(try await request.collectBody(), from: context.sourceAddress)
         }
-        router.post("/c2dm/register3") { request, context in
-            try await Register3Endpoint(environment: environment).handle(
-                try await request.collectBody(), authorization: request.headers[.authorization],
-                from: context.sourceAddress)
+        // `/register` is where the Firebase iOS SDK fetches tokens (fcmtoken.googleapis.com).
+        for path in ["/c2dm/register3", "/register"] {
+            router.post(RouterPath(stringLiteral: path)) { request, context in
+                try await Register3Endpoint(environment: environment).handle(
+                    try await request.collectBody(), authorization: request.headers[.authorization],
+                    installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!],
+                    from: context.sourceAddress)
+            }
         }
         router.post("/v1/projects/:project/installations") { request, context in
             let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
@@ -64,43 +69,26 @@ struct DeviceRegistrationRoutes {
     /// `DeviceRequestLimiter.Limits.checkinsPerAddress` a minute from one address); a later
     /// one that presents both keeps them.
     func checkin(_ body: ByteBuffer, from address: String) async throws -> Response {
-        guard body.readableBytes <= Self.maximumCheckinBytes,
-            let checkin = try? CheckinProto_AndroidCheckinRequest(serializedBytes: Array(body.readableBytesView))
+        guard body.readableBytes <= Self.maximumCheckinBytes else {
+            return Response(status: .badRequest, body: ResponseBody(byteBuffer: ByteBuffer(string: "Bad Request")))
+        }
+        // The Firebase iOS SDK checks in with JSON; Android and Chromium with a protobuf.
+        if body.readableBytesView.first == UInt8(ascii: "{") { return try await jsonCheckin(body, from: address) }
+        guard let checkin = try? CheckinProto_AndroidCheckinRequest(serializedBytes: Array(body.readableBytesView))
         else {
             return Response(status: .badRequest, body: ResponseBody(byteBuffer: ByteBuffer(string: "Bad Request")))
         }
-        let now = environment.clock.now()
         let device: Device
-        if checkin.hasID, checkin.id != 0, checkin.hasSecurityToken, checkin.securityToken != 0 {
-            guard let known = try await environment.store.device(androidID: UInt64(bitPattern: checkin.id)),
-                known.securityToken == checkin.securityToken
-            else {
-                return Response(
-                    status: .unauthorized, body: ResponseBody(byteBuffer: ByteBuffer(string: "Unauthorized")))
-            }
-            guard environment.deviceRequests.admit(.recheckin, String(known.androidID)) else {
-                return Response(
-                    status: .tooManyRequests, headers: [.retryAfter: "60"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: "Too Many Requests")))
-            }
-            device = known
-        } else {
-            guard environment.deviceRequests.admit(.checkin, address) else {
-                return Response(
-                    status: .tooManyRequests, headers: [.retryAfter: "60"],
-                    body: ResponseBody(byteBuffer: ByteBuffer(string: "Too Many Requests")))
-            }
-            device = Device.make(at: now)
-            try await environment.store.createDevice(device)
-            environment.metrics.increment("herald_devices_checked_in_total")
+        switch try await checkedIn(
+            id: checkin.hasID ? UInt64(bitPattern: checkin.id) : 0,
+            securityToken: checkin.hasSecurityToken ? checkin.securityToken : 0, from: address)
+        {
+        case .success(let known): device = known
+        case .failure(let refusal): return refusal.response
         }
-        // A device checks in again at every start: only new devices are worth a line at info.
-        environment.logger.log(
-            level: device.createdAt == now ? .info : .debug, "device checked in",
-            metadata: ["device": "\(device.androidID)"])
         var response = CheckinProto_AndroidCheckinResponse()
         response.statsOk = true
-        response.timeMsec = now.milliseconds
+        response.timeMsec = environment.clock.now().milliseconds
         response.androidID = device.androidID
         response.securityToken = device.securityToken
         response.settingsDiff = false
@@ -108,6 +96,79 @@ struct DeviceRegistrationRoutes {
         return Response(
             status: .ok, headers: [.contentType: "application/x-protobuf"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: try response.serializedBytes() as [UInt8])))
+    }
+
+    /// The Firebase iOS SDK's check-in (`FIRMessagingCheckinService`): `{"id",
+    /// "security_token", "checkin": {…}}` in, `{"android_id", "security_token",
+    /// "time_msec", …}` out. Its ids are JSON numbers the SDK reads back as signed 64-bit
+    /// integers, so a new device's security token stays below 2^63.
+    func jsonCheckin(_ body: ByteBuffer, from address: String) async throws -> Response {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+        else {
+            return Response(status: .badRequest, body: ResponseBody(byteBuffer: ByteBuffer(string: "Bad Request")))
+        }
+        let device: Device
+        switch try await checkedIn(
+            id: (object["id"] as? NSNumber)?.uint64Value ?? 0,
+            securityToken: (object["security_token"] as? NSNumber)?.uint64Value ?? 0, from: address,
+            signedToken: true)
+        {
+        case .success(let known): device = known
+        case .failure(let refusal): return refusal.response
+        }
+        let answer = """
+            {"stats_ok":true,"time_msec":\(environment.clock.now().milliseconds),"android_id":\(device.androidID),\
+            "security_token":\(device.securityToken),"version_info":"herald","digest":"","setting":[]}
+            """
+        return Response(
+            status: .ok, headers: [.contentType: "application/json"],
+            body: ResponseBody(byteBuffer: ByteBuffer(string: answer)))
+    }
+
+    /// Why a check-in is refused, with the answer it gets.
+    struct CheckinRefusal: Error {
+        var response: Response
+    }
+
+    /// The device a check-in is for: a known one when it presents its id and security
+    /// token (at most `DeviceRequestLimiter.Limits.recheckinsPerDevice` a minute), else a new
+    /// one (at most `checkinsPerAddress` a minute from one address); `signedToken` keeps a
+    /// new device's security token below 2^63.
+    private func checkedIn(id: UInt64, securityToken: UInt64, from address: String, signedToken: Bool = false)
+        async throws -> Result<Device, CheckinRefusal>
+    {
+        func refusal(_ status: HTTPResponse.Status, _ text: String, _ headers: HTTPFields = [:])
+            -> Result<Device, CheckinRefusal>
+        {
+            .failure(
+                CheckinRefusal(
+                    response: Response(
+                        status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(string: text)))))
+        }
+        let now = environment.clock.now()
+        let device: Device
+        if id != 0, securityToken != 0 {
+            guard let known = try await environment.store.device(androidID: id), known.securityToken == securityToken
+            else { return refusal(.unauthorized, "Unauthorized") }
+            guard environment.deviceRequests.admit(.recheckin, String(known.androidID)) else {
+                return refusal(.tooManyRequests, "Too Many Requests", [.retryAfter: "60"])
+            }
+            device = known
+        } else {
+            guard environment.deviceRequests.admit(.checkin, address) else {
+                return refusal(.tooManyRequests, "Too Many Requests", [.retryAfter: "60"])
+            }
+            var made = Device.make(at: now)
+            if signedToken { made.securityToken = made.securityToken & UInt64(Int64.max) | 1 }
+            device = made
+            try await environment.store.createDevice(device)
+            environment.metrics.increment("herald_devices_checked_in_total")
+        }
+        // A device checks in again at every start: only new devices are worth a line at info.
+        environment.logger.log(
+            level: device.createdAt == now ? .info : .debug, "device checked in",
+            metadata: ["device": "\(device.androidID)"])
+        return .success(device)
     }
 
     // MARK: Firebase Installations

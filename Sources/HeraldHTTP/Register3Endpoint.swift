@@ -10,7 +10,11 @@ import Hummingbird
 struct Register3Endpoint {
     let environment: HTTPEnvironment
 
-    func handle(_ body: ByteBuffer, authorization: String?, from address: String) async throws -> Response {
+    /// `installationAuth` is the `x-goog-firebase-installations-auth` header, which the iOS
+    /// SDK sends instead of the form field.
+    func handle(_ body: ByteBuffer, authorization: String?, installationAuth: String? = nil, from address: String)
+        async throws -> Response
+    {
         guard let (androidID, securityToken) = Self.parseAidLogin(authorization),
             let device = try await environment.store.device(androidID: androidID),
             device.securityToken == securityToken
@@ -25,11 +29,15 @@ struct Register3Endpoint {
         guard body.readableBytes <= Self.maximumBodyBytes, let form = FormBody.parse(body.readableBytesView) else {
             return answer(androidID: androidID, "Error=INVALID_PARAMETERS", status: .badRequest)
         }
-        let request: Register3Request
+        var request: Register3Request
         do {
             request = try Register3Request.parse(form, androidID: androidID)
         } catch {
             return answer(androidID: androidID, "Error=\(error.code)", status: .badRequest)
+        }
+        if case .register(var registering) = request, registering.installationAuth == nil {
+            registering.installationAuth = installationAuth
+            request = .register(registering)
         }
         environment.logger.debug(
             "register3 request",
@@ -70,6 +78,16 @@ struct Register3Endpoint {
                 verified.projectID == project.id, verified.fid == fid
             {
                 installationID = fid
+            }
+            if let apns = registering.apns {
+                // An older iOS SDK: the token stands for the app instance APNs reaches.
+                guard APNsCredential.isBundleID(registering.app) else {
+                    return answer(androidID: androidID, "Error=INVALID_PARAMETERS", status: .badRequest)
+                }
+                let apple = try await AppleRegistrationRoutes(environment: environment).register(
+                    apns, bundleID: registering.app, installationID: installationID, keys: nil, project: project)
+                environment.metrics.increment("herald_registrations_total", [("kind", "ios-register")])
+                return answer(androidID: androidID, "token=\(apple.token)")
             }
             registration = Registration(
                 token: Registration.makeToken(), kind: .app, projectID: project.id, sender: registering.sender,

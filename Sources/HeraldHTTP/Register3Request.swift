@@ -21,6 +21,9 @@ public enum Register3Request: Sendable, Equatable {
         /// `X-appid` and `X-Goog-Firebase-Installations-Auth`, which link the token to an installation.
         public var installationID: String?
         public var installationAuth: String?
+        /// The APNs token an older Firebase iOS SDK attaches (`apns_token=p_<hex>` or
+        /// `s_<hex>`): the app instance is reached through APNs (SEMANTICS A1).
+        public var apns: APNsAddress?
     }
 
     public struct TopicChange: Sendable, Equatable {
@@ -62,7 +65,7 @@ public enum Register3Request: Sendable, Equatable {
     /// The longest value a field may have, by field; a field not named here may have `defaultLimit`.
     static let fieldLimits: [String: Int] = [
         "app": 255, "sender": 4096, "X-subtype": 512, "appid": 255, "X-appid": 200,
-        "X-Goog-Firebase-Installations-Auth": 2048, "X-gcm.topic": 920, "X-scope": 920,
+        "X-Goog-Firebase-Installations-Auth": 2048, "X-gcm.topic": 920, "X-scope": 920, "apns_token": 210,
     ]
     static let defaultLimit = 255
 
@@ -104,7 +107,12 @@ public enum Register3Request: Sendable, Equatable {
                     instanceID: nonEmpty(form["appid"])))
         }
         guard let sender = nonEmpty(form["sender"]) else { throw invalid }
-        let platform = form["X-platform"].flatMap(Platform.init(rawValue:)) ?? .android
+        var apns: APNsAddress?
+        if let tuple = nonEmpty(form["apns_token"]) {
+            guard let address = APNsAddress(tuple: tuple), Int64(sender) != nil else { throw invalid }
+            apns = address
+        }
+        let platform = apns != nil ? .apple : form["X-platform"].flatMap(Platform.init(rawValue:)) ?? .android
         if Int64(sender) != nil {
             guard platform != .web else { throw invalid }
         } else {
@@ -113,8 +121,8 @@ public enum Register3Request: Sendable, Equatable {
         return .register(
             Registering(
                 app: app, sender: sender, subtype: subtype, platform: Int64(sender) != nil ? platform : .web,
-                installationID: nonEmpty(form["X-appid"]),
-                installationAuth: nonEmpty(form["X-Goog-Firebase-Installations-Auth"])))
+                installationID: nonEmpty(form["X-appid"]) ?? (apns != nil ? nonEmpty(form["appid"]) : nil),
+                installationAuth: nonEmpty(form["X-Goog-Firebase-Installations-Auth"]), apns: apns))
     }
 
     private static func nonEmpty(_ value: String?) -> String? {
