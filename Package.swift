@@ -189,6 +189,7 @@ let package = Package(
                 "HeraldDelivery",
                 "HeraldStorage",
                 "HeraldHTTP",
+                "HeraldAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -298,3 +298,41 @@ def test_an_admin_sets_a_limit_and_sees_its_use_and_the_refusals_by_code(herald,
         assert page.get_by_role("status").inner_text() == "Limits saved."
     finally:
         page.close()
+
+
+def test_an_admin_replaces_and_removes_the_projects_apns_credentials(herald, console):
+    from apns_simulator import make_p8
+    subprocess.run([HERALD, "console", "add-user", "apple-admin", "--admin", "--data-dir", herald.data_dir],
+                   input=PASSWORD + "\n", text=True, check=True, capture_output=True)
+    credentials = f"{herald.url}/console/projects/compat-console/credentials"
+    page = console.new_page()
+    try:
+        sign_in(page, herald.url, PASSWORD, name="apple-admin")
+        page.goto(credentials)
+        pem = make_p8()
+        for key_id, text in (("KEY0000001", "not a key"), ("KEY0000001", pem), ("KEY0000002", make_p8())):
+            page.get_by_label("The .p8 file's text").fill(text)
+            page.get_by_label("Key id").fill(key_id)
+            page.get_by_label("Team id").fill("TEAM123456")
+            page.get_by_label("Bundle id", exact=True).fill("com.example.console")
+            with page.expect_navigation():
+                page.get_by_role("button", name="Store, replacing the project's signing key").click()
+            status = page.get_by_role("status").inner_text()
+            if text == "not a key":
+                assert status.startswith("Not stored: The key file is not an APNs signing key"), status
+            else:
+                assert status == f"Stored: token: key {key_id}, team TEAM123456, bundle com.example.console, both."
+        # The second key replaced the first; the page and `herald project show` list it, never the key.
+        shown = subprocess.run([HERALD, "project", "show", "compat-console", "--data-dir", herald.data_dir],
+                               capture_output=True, text=True, check=True).stdout
+        assert "key KEY0000002" in shown and "KEY0000001" not in shown
+        assert "".join(pem.splitlines()[1:-1])[:40] not in page.content()
+        screenshot(page, "console-credentials.png")
+        with page.expect_navigation():
+            page.get_by_role("button", name="Remove").click()
+        assert page.get_by_role("status").inner_text() == "Removed."
+        assert "apns credentials: none" in subprocess.run(
+            [HERALD, "project", "show", "compat-console", "--data-dir", herald.data_dir],
+            capture_output=True, text=True, check=True).stdout
+    finally:
+        page.close()

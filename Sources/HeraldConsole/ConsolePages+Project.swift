@@ -197,9 +197,26 @@ extension ConsolePages {
         </section>
         <section aria-labelledby="apns">
         <h2 id="apns">Apple push service (APNs)</h2>
-        {{^apnsNone}}<ul>{{#apns}}<li>{{.}}</li>{{/apns}}</ul>{{/apnsNone}}
-        {{#apnsNone}}<p>None. An operator gives them with <code>herald project apns-key</code> or
-        <code>herald project apns-certificate</code>.</p>{{/apnsNone}}
+        {{^apnsNone}}<ul>{{#apns}}<li>{{summary}}{{#admin}} <form method="post" class="inline" action="/console/projects/{{project}}/credentials/apns/{{kind}}/remove">
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">Remove</button></form>{{/admin}}</li>{{/apns}}</ul>{{/apnsNone}}
+        {{#apnsNone}}<p>None: messages to Apple app instances reached through APNs wait until one is given.</p>{{/apnsNone}}
+        {{#admin}}<h3>A signing key (.p8)</h3>
+        <form method="post" action="/console/projects/{{project}}/credentials/apns-key">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="apns-key">The .p8 file's text</label><textarea id="apns-key" name="key" rows="6" required></textarea>
+        <label for="apns-key-id">Key id</label><input id="apns-key-id" name="key_id" required>
+        <label for="apns-team-id">Team id</label><input id="apns-team-id" name="team_id" required>
+        <label for="apns-key-bundle">Bundle id</label><input id="apns-key-bundle" name="bundle_id" required>
+        <label for="apns-key-env">Environment</label><select id="apns-key-env" name="environment"><option value="both">both</option><option value="production">production</option><option value="development">development</option></select>
+        <button type="submit">Store, replacing the project's signing key</button></form>
+        <h3>A client certificate</h3>
+        <form method="post" action="/console/projects/{{project}}/credentials/apns-certificate">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="apns-certificate">PEM with its private key, or a .p12 file in base64</label><textarea id="apns-certificate" name="certificate" rows="6" required></textarea>
+        <label for="apns-password">The .p12 file's password</label><input id="apns-password" name="password" type="password" autocomplete="off">
+        <label for="apns-cert-bundle">Bundle id (default: the certificate's)</label><input id="apns-cert-bundle" name="bundle_id">
+        <button type="submit">Store, replacing the project's certificate</button></form>
+        <p>Herald checks each before storing it, and shows what it stored, never the key.</p>{{/admin}}
         </section>
         {{> foot}}
         """,

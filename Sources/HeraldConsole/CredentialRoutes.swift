@@ -1,3 +1,5 @@
+import Foundation
+import HeraldAPNs
 import HeraldCore
 import HeraldHTTP
 import HeraldStorage
@@ -8,7 +10,9 @@ import NIOPosix
 /// A project's credentials at `/console/projects/{project}/credentials`: its sender id, API
 /// key and server key, and its service-account keys with their ids and ages. An admin
 /// creates a key (its file is downloaded at once, and its private key kept nowhere else),
-/// rotates one (a new key, the old one revoked) or revokes one.
+/// rotates one (a new key, the old one revoked) or revokes one, and gives, replaces or
+/// removes the project's APNs credentials (a `.p8` signing key, or a client certificate as
+/// PEM or base64 PKCS#12), checked as `herald project apns-key` and `apns-certificate` check them.
 struct CredentialRoutes {
     let environment: HTTPEnvironment
     /// The address the key files' `token_uri` points at.
@@ -26,6 +30,23 @@ struct CredentialRoutes {
             let opened = try administered(context)
             return try await download(opened, revoking: try key(context, of: opened), context)
         }
+        pages.post("projects/:project/credentials/apns-key") { _, context in try await setAPNs(.token, context) }
+        pages.post("projects/:project/credentials/apns-certificate") { _, context in
+            try await setAPNs(.certificate, context)
+        }
+        pages.post("projects/:project/credentials/apns/:kind/remove") { _, context in
+            let opened = try administered(context)
+            guard let kind = APNsCredential.Kind(rawValue: try context.parameters.require("kind")) else {
+                throw ConsoleRefusal(status: .notFound, reason: "No such APNs credential.", session: opened.session)
+            }
+            let removed = try await environment.store.removeAPNsCredential(projectID: opened.project.id, kind: kind)
+            context.logger.notice(
+                "console apns credential removed",
+                metadata: [
+                    "user": "\(opened.user.name)", "project": "\(opened.project.id)", "kind": "\(kind.rawValue)",
+                ])
+            return try await page(opened, status: removed ? "Removed." : "There was none.")
+        }
         pages.post("projects/:project/credentials/keys/:key/revoke") { _, context in
             let opened = try administered(context)
             let key = try await key(context, of: opened)
@@ -36,6 +57,45 @@ struct CredentialRoutes {
             return try await page(
                 opened, status: revoked ? "Key \(key.id) revoked." : "Key \(key.id) was revoked already.")
         }
+    }
+
+    /// Stores an APNs credential from the console's form, replacing the project's credential
+    /// of its kind; a refused one changes nothing and the page says why.
+    private func setAPNs(_ kind: APNsCredential.Kind, _ context: ConsoleRequestContext) async throws -> Response {
+        let opened = try administered(context)
+        let form = context.form
+        let environment = form["environment"].flatMap(APNsCredential.Environment.init(rawValue:))
+        let now = self.environment.clock.now()
+        let credential: APNsCredential
+        do {
+            switch kind {
+            case .token:
+                credential = try APNsCredentialFile.signingKey(
+                    pem: form["key"] ?? "", keyID: form["key_id"] ?? "", teamID: form["team_id"] ?? "",
+                    bundleID: form["bundle_id"] ?? "", environment: environment ?? .both,
+                    projectID: opened.project.id, now: now)
+            case .certificate:
+                let text = form["certificate"] ?? ""
+                let isPEM = text.contains("-----BEGIN")
+                guard
+                    let bytes = isPEM
+                        ? Array(text.utf8)
+                        : Data(base64Encoded: text, options: .ignoreUnknownCharacters).map(Array.init)
+                else { throw APNsCredentialFile.Failure("The certificate is neither PEM nor base64 PKCS#12.") }
+                credential = try APNsCredentialFile.certificate(
+                    bytes: bytes, password: isPEM ? nil : form["password"] ?? "",
+                    bundleID: form["bundle_id"].flatMap { $0.isEmpty ? nil : $0 }, environment: environment,
+                    projectID: opened.project.id, now: now)
+            }
+        } catch {
+            return try await page(
+                opened, status: "Not stored: \((error as? APNsCredentialFile.Failure)?.description ?? "unreadable.")")
+        }
+        try await self.environment.store.setAPNsCredential(credential)
+        context.logger.notice(
+            "console apns credential stored",
+            metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)", "kind": "\(kind.rawValue)"])
+        return try await page(opened, status: "Stored: \(credential.summary).")
     }
 
     /// The opened project, when its user is an admin.
@@ -103,8 +163,8 @@ struct CredentialRoutes {
             ]
         }
         // What the credentials are, never their keys.
-        let apns = try await environment.store.apnsCredentials(projectID: project.id).map(\.summary)
-        values["apns"] = apns
+        let apns = try await environment.store.apnsCredentials(projectID: project.id)
+        values["apns"] = apns.map { ["summary": $0.summary, "kind": $0.kind.rawValue] as [String: Any] }
         values["apnsNone"] = apns.isEmpty
         return ConsoleResponse.page("credentials", values)
     }

@@ -20,7 +20,9 @@ import _CryptoExtras
             _ = try await ada.signIn(client, name: "ada", password: ConsoleTests.password)
             let seen = String(buffer: try await ada.get(client, page).body)
             #expect(seen.contains(server.project.serverKey) && seen.contains(server.key.id) && !seen.contains("Rotate"))
-            #expect(seen.contains("herald project apns-key"))  // none yet
+            #expect(seen.contains("None: messages to Apple app instances"))
+            // Only an admin may give one.
+            #expect(try await ada.post(client, page + "/apns-key", "csrf=\(ada.csrf)&key=x").status == .forbidden)
             // APNs credentials are listed by what they are, never with their key.
             try await server.store.setAPNsCredential(
                 APNsCredential(
