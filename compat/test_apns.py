@@ -5,6 +5,7 @@ that hold messages back without a hot loop, APNs down, and `kill -9` mid-hand-of
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import time
 import urllib.error
@@ -223,6 +224,16 @@ def test_a_refused_credential_is_shown_once_and_holds_messages_until_the_right_k
     with open(os.path.join(setup.herald.directory, "serve.log")) as log:
         assert log.read().count("apns refuses the project's credential") == 1
     assert "herald_apns_credential_refusals_total" in setup.herald.metrics()
+    # Counted against the project as FCM's THIRD_PARTY_AUTH_ERROR: the console's refusals by
+    # code read these counts, which the node adds to the store every few seconds.
+    def counted():
+        database = sqlite3.connect(f"file:{os.path.join(setup.herald.data_dir, 'herald.sqlite')}?mode=ro", uri=True)
+        try:
+            return database.execute("SELECT SUM(value) FROM error_counts WHERE project_id = ? AND code = ?",
+                                    (PROJECT, "THIRD_PARTY_AUTH_ERROR")).fetchone()[0]
+        finally:
+            database.close()
+    assert wait_for(counted, timeout=20, interval=0.5) == 1
     setup.upload(setup.key_file, KEY_ID)
     received = wait_for(lambda: len(setup.received_for(apns)) == 5 and setup.received_for(apns), timeout=30)
     assert sorted(r["payload"]["n"] for r in received) == ["0", "1", "2", "3", "4"]
