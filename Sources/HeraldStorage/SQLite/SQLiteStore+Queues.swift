@@ -81,11 +81,21 @@ extension SQLiteStore {
     static func deleteQueued(where condition: String, _ arguments: StatementArguments, _ db: Database)
         throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage], pushReceipts: [PushReceipt])
     {
+        var pending = PendingCounts()
+        let deleted = try deleteQueued(where: condition, arguments, db, pending: &pending)
+        try pending.write(db)
+        return deleted
+    }
+
+    /// `deleteQueued(where:_:_:)` adding to `pending`, which the caller writes once for
+    /// many deletions.
+    static func deleteQueued(
+        where condition: String, _ arguments: StatementArguments, _ db: Database, pending: inout PendingCounts
+    ) throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage], pushReceipts: [PushReceipt]) {
         var count = 0
         var messages: [DeliveryStatKey] = []
         var receipts: [UpstreamMessage] = []
         var pushReceipts: [PushReceipt] = []
-        var pending = PendingCounts()
         try db.forEachCached(
             sql: """
                 DELETE FROM device_queue WHERE \(condition)
@@ -118,7 +128,6 @@ extension SQLiteStore {
                         category: row.text(2), androidID: UInt64(bitPattern: row.int64(7)), at: SystemClock().now()))
             }
         }
-        try pending.write(db)
         return (count, messages, receipts, pushReceipts)
     }
 
@@ -240,16 +249,20 @@ extension SQLiteStore {
             var delivered: [DeliveryStat] = []
             var receipts: [UpstreamMessage] = []
             var pushReceipts: [PushReceipt] = []
+            // The queued counts change once for the whole batch.
+            var pending = PendingCounts()
             for (androidID, ids) in batch {
                 for id in ids {
                     let gone = try Self.deleteQueued(
-                        where: "android_id = ? AND persistent_id = ?", [Int64(bitPattern: androidID), id], db)
+                        where: "android_id = ? AND persistent_id = ?", [Int64(bitPattern: androidID), id], db,
+                        pending: &pending)
                     removed += gone.count
                     delivered += gone.messages.map { DeliveryStat($0, .delivered) }
                     receipts += gone.receipts
                     pushReceipts += gone.pushReceipts
                 }
             }
+            try pending.write(db)
             try Self.record(delivered, db)
             if !receipts.isEmpty { _ = try Self.insertUpstream(receipts, db) }
             try Self.insertPushReceipts(pushReceipts, db)
