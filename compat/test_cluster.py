@@ -303,3 +303,48 @@ def test_nodes_without_node_id_take_ids_of_their_own_and_a_live_nodes_id_is_refu
         a.stop()
         b.stop()
         shutil.rmtree(cluster.directory, ignore_errors=True)
+
+
+def test_A3_with_two_nodes_each_apns_hand_off_is_made_by_one_node(tmp_path):
+    from apns_simulator import APNsSimulator, make_p8
+    simulator = APNsSimulator()
+    pem = make_p8()
+    simulator.set_keys({"KEY1234567": ("TEAM123456", pem)})
+    cluster = new_cluster()
+    nodes = [Node(cluster, node_id) for node_id in ("apns-a", "apns-b")]
+    try:
+        create_projects(cluster, ("cluster-apns",), nodes[0].url)
+        key_file = tmp_path / "key.p8"
+        key_file.write_text(pem)
+        subprocess.run([HERALD, "project", "apns-key", "cluster-apns", "--key-file", str(key_file), "--key-id",
+                        "KEY1234567", "--team-id", "TEAM123456", "--bundle-id", "com.example.cluster",
+                        "--store", cluster.store], check=True, capture_output=True, timeout=60)
+        url = f"https://127.0.0.1:{simulator.port}"
+        for node in nodes:
+            node.start("--apns-production-url", url, "--outbound-ca", simulator.ca_file)
+        project = cluster.projects["cluster-apns"]
+        tokens = [simulator.add_device("com.example.cluster") for _ in range(50)]
+        request = urllib.request.Request(
+            f"{nodes[1].url}/iid/v1:batchImport", method="POST",
+            data=json.dumps({"application": "com.example.cluster", "apns_tokens": tokens}).encode(),
+            headers={"Authorization": f"key={project['server_key']}", "Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=30) as response:
+            registrations = [r["registration_token"] for r in json.loads(response.read())["results"]]
+        sent = set()
+        for index, node in enumerate(nodes):
+            app = herald_sdk.initialize(node.url, project["key_file"], name=f"cluster-apns-{index}")
+            answer = messaging.send_each(
+                [messaging.Message(token=registrations[i % 50], data={"n": str(i)}) for i in range(200)], app=app)
+            assert answer.success_count == 200
+            sent |= {message_id(r.message_id) for r in answer.responses}
+        deadline = time.time() + 60
+        while len(simulator.accepted()) < 400 and time.time() < deadline:
+            time.sleep(0.1)
+        time.sleep(2)  # a second hand-off of any, were there one, would come now
+        received = [r["payload"]["gcm.message_id"] for r in simulator.accepted()]
+        assert len(received) == 400 and set(received) == sent
+    finally:
+        for node in nodes:
+            node.stop()
+        simulator.close()
+        shutil.rmtree(cluster.directory, ignore_errors=True)
