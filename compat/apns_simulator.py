@@ -122,6 +122,14 @@ class APNsSimulator:
             self.keys = {kid: (team, serialization.load_pem_private_key(pem.encode(), None).public_key())
                          for kid, (team, pem) in keys.items()}
 
+    def trust_client_certificates(self, ca_pem):
+        """Accepts client certificates issued by `ca_pem` (a PEM string; a self-signed
+        certificate is its own issuer): a connection that presents one authenticates its
+        requests without a provider token, for the bundle id in its subject's UID, as
+        Apple's certificate-based connections do."""
+        self.tls.load_verify_locations(cadata=ca_pem)
+        self.tls.verify_mode = ssl.CERT_OPTIONAL
+
     def add_device(self, bundle_id, token=None):
         token = token or os.urandom(32).hex()
         with self.lock:
@@ -172,10 +180,15 @@ class APNsSimulator:
         token = match.group(1)
         if not token:
             raise Refusal(400, "MissingDeviceToken")
-        self.check_provider_token(headers.get("authorization"), connection if connection is not None else {})
+        connection = connection if connection is not None else {}
+        certified = connection.get("certificate_uid")
+        if certified is None or headers.get("authorization"):
+            self.check_provider_token(headers.get("authorization"), connection)
         topic = headers.get("apns-topic")
         if not topic:
             raise Refusal(400, "MissingTopic")
+        if certified is not None and not headers.get("authorization") and topic != certified:
+            raise Refusal(400, "TopicDisallowed")
         push_type = headers.get("apns-push-type")
         if push_type is not None and push_type not in PUSH_TYPES:
             raise Refusal(400, "InvalidPushType")
@@ -261,6 +274,10 @@ class _Connection(asyncio.Protocol):
             transport.abort()
             return
         self.transport = transport
+        # A client certificate the connection presented names the bundle id it may push to.
+        subject = dict(item for part in (ssl_object.getpeercert() or {}).get("subject", ()) for item in part)
+        if "userId" in subject:
+            self.state["certificate_uid"] = subject["userId"]
         self.simulator.transports.add(transport)
         self.simulator.connections += 1
         self.h2.initiate_connection()
@@ -319,5 +336,5 @@ class _Connection(asyncio.Protocol):
             simulator.received.append({
                 "token": token, "headers": {k: v for k, v in headers.items() if not k.startswith(":")},
                 "payload": payload, "apns_id": apns_id,
-                "jwt": headers.get("authorization", "")[7:]})
+                "jwt": headers.get("authorization", "")[7:], "certificate": self.state.get("certificate_uid")})
         self.h2.send_headers(stream_id, [(":status", "200"), ("apns-id", apns_id)], end_stream=True)

@@ -385,3 +385,28 @@ def test_an_older_ios_sdks_check_in_and_token_fetch_with_its_apns_token_give_a_t
     # The same request again answers the same token.
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.read().decode().strip() == f"token={token}"
+
+
+def test_a_certificate_credential_hands_off_over_a_client_certificate_connection(setup, tmp_path):
+    from cryptography.hazmat.primitives import serialization
+    from test_apns_credentials import apple_certificate
+    key, certificate = apple_certificate()
+    certificate_pem = certificate.public_bytes(serialization.Encoding.PEM).decode()
+    setup.simulator.trust_client_certificates(certificate_pem)
+    project = setup.herald.create_project("apns-certified")
+    bundle = tmp_path / "push.pem"
+    bundle.write_text(certificate_pem + key.private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode())
+    setup.herald.cli("project", "apns-certificate", "apns-certified", "--certificate", str(bundle))
+    time.sleep(1.5)  # the running server picks up the new project and credential
+    apns = setup.simulator.add_device("com.example.certified")
+    status, body = post(f"{setup.herald.url}/iid/v1:batchImport",
+                        {"application": "com.example.certified", "apns_tokens": [apns]},
+                        {"Authorization": f"key={project['server_key']}"})
+    assert status == 200, body
+    app = herald_sdk.initialize(setup.herald.url, project["key_file"], name="apns-certified")
+    messaging.send(messaging.Message(token=body["results"][0]["registration_token"],
+                                     notification=messaging.Notification(title="certified")), app=app)
+    received = wait_for(lambda: setup.received_for(apns))[0]
+    assert received["certificate"] == "com.example.certified" and received["jwt"] == ""
+    assert received["payload"]["aps"]["alert"] == {"title": "certified"}
