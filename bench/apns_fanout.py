@@ -2,7 +2,8 @@
 hand-offs a second Herald makes, and Herald's CPU per hand-off (from /proc of the server,
 the fanout's expansion and the store writes included), against one fresh release server.
 
-Usage: HERALD_BIN=<herald> .venv/bin/python bench/apns_fanout.py [TOKENS]"""
+Usage: HERALD_BIN=<herald> .venv/bin/python bench/apns_fanout.py [TOKENS]
+APNS_BENCH_SENDING=<file> writes the server's pid to that file as the send goes (to profile it)."""
 import concurrent.futures
 import json
 import os
@@ -68,6 +69,10 @@ def main():
             list(pool.map(subscribe, [registrations[i:i + 1000] for i in range(0, count, 1000)]))
         time.sleep(1)
         cpu_before = cpu_seconds(server.process.pid)
+        if os.environ.get("APNS_BENCH_SENDING"):
+            # For a profiler: the file appears as the send goes, with the server's pid.
+            with open(os.environ["APNS_BENCH_SENDING"], "w") as f:
+                f.write(str(server.process.pid))
         sent_at = time.time()
         post(f"{server.url}/fcm/send", {"to": f"/topics/{TOPIC}", "notification": {"title": "All", "body": "of you"}},
              key)

@@ -78,11 +78,15 @@ final class APNsConnection: Sendable {
         var batch = APNsFrameHandler.Batch(requests: [])
         var futures: [EventLoopFuture<(Int, [UInt8])>] = []
         for request in requests {
-            var headers = HPACKHeaders([
-                (":method", "POST"), (":scheme", "https"), (":path", request.path), (":authority", host),
-            ])
+            var headers = HPACKHeaders([(":method", "POST"), (":scheme", "https")])
+            // A value each request has its own of is not kept in the connection's header
+            // table, where it would only push out the ones every request repeats.
+            headers.add(name: ":path", value: request.path, indexing: .nonIndexable)
+            headers.add(name: ":authority", value: host)
             if let authorization { headers.add(name: "authorization", value: authorization) }
-            for (name, value) in request.headers { headers.add(name: name, value: value) }
+            for (name, value) in request.headers {
+                headers.add(name: name, value: value, indexing: name == "apns-id" ? .nonIndexable : .indexable)
+            }
             let promise = loop.makePromise(of: (Int, [UInt8]).self)
             futures.append(promise.futureResult)
             batch.requests.append((headers, ByteBuffer(bytes: request.payload), promise))
@@ -93,16 +97,13 @@ final class APNsConnection: Sendable {
         channel.writeAndFlush(batch).whenFailure { _ in
             for request in batch.requests { request.promise.fail(NoAnswer()) }
         }
-        var answers: [(status: Int, reason: String?)?] = []
-        for future in futures {
-            guard let (status, body) = try? await future.get() else {
-                answers.append(nil)
-                continue
-            }
-            answers.append((status, status == 200 ? nil : (try? JSONParser.parse(body))?["reason"]?.stringValue))
-        }
+        // One wait for the whole batch.
+        let results = (try? await EventLoopFuture.whenAllComplete(futures, on: loop).get()) ?? []
         deadline.cancel()
-        return answers
+        return results.map { result in
+            guard case .success(let (status, body)) = result else { return nil }
+            return (status, status == 200 ? nil : (try? JSONParser.parse(body))?["reason"]?.stringValue)
+        }
     }
 
     /// The open connection, or a new one.

@@ -218,17 +218,19 @@ public final class APNsForwarder: Service, Sendable {
     {
         var verdicts: [(HandOff, APNsVerdict)] = []
         var sendable: [(HandOff, APNsRequest)] = []
-        var templates: [[UInt8]: APNsRequest.Template] = [:]
+        // A fanout's entries come in a row with one stanza: each is read once.
+        var last: (stanza: [UInt8], template: APNsRequest.Template)?
         for handOff in handOffs {
             // The app instance's own bundle id: one team's signing key serves all its apps.
             let bundleID =
                 APNsCredential.isBundleID(handOff.entry.appID) ? handOff.entry.appID : connection.credential.bundleID
             let stanza = handOff.entry.stanza
-            guard let template = templates[stanza] ?? (try? APNsRequest.Template(stanza: stanza)) else {
+            let known = last.flatMap { $0.stanza == stanza ? $0.template : nil }
+            guard let template = known ?? (try? APNsRequest.Template(stanza: stanza)) else {
                 verdicts.append((handOff, .refused(reason: "not an APNs message")))
                 continue
             }
-            templates[stanza] = template
+            last = (stanza, template)
             sendable.append((handOff, APNsRequest(handOff, bundleID: bundleID, template: template)))
         }
         var answers = await connection.send(sendable.map(\.1), now: now)
