@@ -15,15 +15,9 @@ struct DeviceRegistrationRoutes {
         router.post("/checkin") { request, context in
             try await checkin(try await request.collectBody(), from: context.sourceAddress)
         }
-        // `/register` is where the Firebase iOS SDK fetches tokens (fcmtoken.googleapis.com).
-        for path in ["/c2dm/register3", "/register"] {
-            router.post(RouterPath(stringLiteral: path)) { request, context in
-                try await Register3Endpoint(environment: environment).handle(
-                    try await request.collectBody(), authorization: request.headers[.authorization],
-                    installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!],
-                    from: context.sourceAddress)
-            }
-        }
+        router.post("/c2dm/register3") { request, context in try await register3(request, context) }
+        // Where the Firebase iOS SDK fetches tokens (fcmtoken.googleapis.com).
+        router.post("/register") { request, context in try await register3(request, context) }
         router.post("/v1/projects/:project/installations") { request, context in
             let project = try await requireAPIKey(request, projectName: try context.parameters.require("project"))
             try admitRegistration(from: context.sourceAddress)
@@ -49,6 +43,14 @@ struct DeviceRegistrationRoutes {
                 installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!],
                 authorization: request.headers[.authorization])
         }
+    }
+
+    /// `register3`'s form, as Android devices, browsers and the iOS SDK send it.
+    private func register3(_ request: Request, _ context: HeraldRequestContext) async throws -> Response {
+        try await Register3Endpoint(environment: environment).handle(
+            try await request.collectBody(), authorization: request.headers[.authorization],
+            installationAuth: request.headers[HTTPField.Name("x-goog-firebase-installations-auth")!],
+            from: context.sourceAddress)
     }
 
     /// Counts a registration from `address`; throws `RESOURCE_EXHAUSTED` past its allowance.
