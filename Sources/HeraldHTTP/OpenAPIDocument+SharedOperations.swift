@@ -1,6 +1,39 @@
 /// The operations that several paths of `OpenAPIDocument` share, which differ only in
 /// their id and summary.
 extension OpenAPIDocument {
+    /// The registration of `/c2dm/register3` and `/register` (the iOS SDK's name for it).
+    static func register3(operationID: String, summary: String) -> String {
+        #"""
+          "post": {
+            "operationId": "\#(operationID)",
+            "summary": "\#(summary)",
+            "security": [{"androidLogin": []}],
+            "requestBody": {
+              "required": true,
+              "content": {
+                "application/x-www-form-urlencoded": {
+                  "schema": {
+                    "type": "object",
+                    "properties": {
+                      "app": {"type": "string"},
+                      "device": {"type": "string"},
+                      "sender": {"type": "string"},
+                      "delete": {"type": "string"},
+                      "appid": {"type": "string"},
+                      "apns_token": {"type": "string"}
+                    }
+                  }
+                }
+              }
+            },
+            "responses": {
+              "200": {"description": "token=TOKEN or Error=CODE.", "content": {"text/plain": {"schema": {"type": "string"}}}},
+              "default": {"description": "A refused registration.", "content": {"text/plain": {"schema": {"type": "string"}}}}
+            }
+          }
+        """#
+    }
+
     /// The push operation of `/wp/{token}` and `/fcm/send/{token}`.
     static func webPush(operationID: String, summary: String) -> String {
         #"""

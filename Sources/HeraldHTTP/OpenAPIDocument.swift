@@ -471,59 +471,10 @@ enum OpenAPIDocument {
               }
             },
             "/c2dm/register3": {
-              "post": {
-                "operationId": "register3",
-                "summary": "Register an app instance of a checked-in device; answers token=... or Error=...",
-                "security": [{"androidLogin": []}],
-                "requestBody": {
-                  "required": true,
-                  "content": {
-                    "application/x-www-form-urlencoded": {
-                      "schema": {
-                        "type": "object",
-                        "properties": {
-                          "app": {"type": "string"},
-                          "device": {"type": "string"},
-                          "sender": {"type": "string"},
-                          "delete": {"type": "string"}
-                        }
-                      }
-                    }
-                  }
-                },
-                "responses": {
-                  "200": {"description": "token=TOKEN or Error=CODE.", "content": {"text/plain": {"schema": {"type": "string"}}}},
-                  "default": {"description": "A refused registration.", "content": {"text/plain": {"schema": {"type": "string"}}}}
-                }
-              }
+              \#(register3(operationID: "register3", summary: "Register an app instance of a checked-in device; answers token=... or Error=..."))
             },
             "/register": {
-              "post": {
-                "operationId": "registerToken",
-                "summary": "The Firebase iOS SDK's token fetch: register3's form, with apns_token=p_<hex> or s_<hex> for an app instance reached through APNs; answers token=... or Error=...",
-                "security": [{"androidLogin": []}],
-                "requestBody": {
-                  "required": true,
-                  "content": {
-                    "application/x-www-form-urlencoded": {
-                      "schema": {
-                        "type": "object",
-                        "properties": {
-                          "app": {"type": "string"},
-                          "device": {"type": "string"},
-                          "sender": {"type": "string"},
-                          "appid": {"type": "string"},
-                          "apns_token": {"type": "string"}
-                        }
-                      }
-                    }
-                  }
-                },
-                "responses": {
-                  "200": {"description": "token=TOKEN or Error=CODE.", "content": {"text/plain": {"schema": {"type": "string"}}}},
-                  "default": {"description": "A refused registration.", "content": {"text/plain": {"schema": {"type": "string"}}}}
-                }
-              }
+              \#(register3(operationID: "registerToken", summary: "The Firebase iOS SDK's token fetch: register3's form, with apns_token=p_<hex> or s_<hex> for an app instance reached through APNs; answers token=... or Error=..."))
             },
             "/v1/projects/{project}/installations": {
               "post": {
