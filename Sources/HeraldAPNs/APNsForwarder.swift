@@ -175,7 +175,8 @@ public final class APNsForwarder: Service, Sendable {
             metrics.increment("herald_apns_hand_offs_total", [("outcome", verdict.outcome)])
         }
         if let refusedReason {
-            let waiting = handOffs.filter { retried.contains($0.entry.sequence) }
+            let held = Set(retried)
+            let waiting = handOffs.filter { held.contains($0.entry.sequence) }
             refuse(waiting, key: key, credential: credential, reason: refusedReason, now: now, into: &settlement)
         } else if !retried.isEmpty, retried.count == handOffs.count {
             let at = pacing.withLock { $0[key, default: HandOffPacing()].failed(now: now) }
