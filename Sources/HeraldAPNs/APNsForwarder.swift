@@ -51,13 +51,13 @@ public final class APNsForwarder: Service, Sendable {
     }
 
     /// What became of the entries of one batch.
-    struct Settlement {
+    struct BatchOutcome {
         var delivered: [UInt64: [String]] = [:]
         var unregistered: [String] = []
         var dropped: [QueuedMessage] = []
         var deferred: [Timestamp: [Int64]] = [:]
 
-        mutating func merge(_ other: Settlement) {
+        mutating func merge(_ other: BatchOutcome) {
             delivered.merge(other.delivered) { $0 + $1 }
             unregistered += other.unregistered
             dropped += other.dropped
@@ -112,38 +112,38 @@ public final class APNsForwarder: Service, Sendable {
         let groups = Dictionary(grouping: claimed) {
             PoolKey(projectID: $0.entry.projectID, isSandbox: $0.address.isSandbox)
         }
-        let settlement = await withTaskGroup(of: Settlement.self) { group in
+        let outcome = await withTaskGroup(of: BatchOutcome.self) { group in
             for (key, handOffs) in groups { group.addTask { await self.forward(handOffs, key: key, now: now) } }
-            var all = Settlement()
+            var all = BatchOutcome()
             for await part in group { all.merge(part) }
             return all
         }
-        try await settle(settlement, now: now)
+        try await settle(outcome, now: now)
         return claimed.count
     }
 
     /// Sends one project's entries for one environment, unless its pacing holds them back.
-    private func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> Settlement {
-        var settlement = Settlement()
+    private func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> BatchOutcome {
+        var outcome = BatchOutcome()
         let credential = await credential(for: key, now: now)
         let admission = pacing.withLock {
             $0[key, default: HandOffPacing()].admission(credential: credential, now: now)
         }
         if case .wait(let until, _) = admission {
-            settlement.deferred[until, default: []] += handOffs.map(\.entry.sequence)
-            return settlement
+            outcome.deferred[until, default: []] += handOffs.map(\.entry.sequence)
+            return outcome
         }
         guard let credential else {
-            refuse(handOffs, key: key, credential: nil, reason: "no APNs credential", now: now, into: &settlement)
-            return settlement
+            refuse(handOffs, key: key, credential: nil, reason: "no APNs credential", now: now, into: &outcome)
+            return outcome
         }
         let connection: APNsConnection
         do {
             connection = try await self.connection(for: key, credential: credential)
         } catch {
             refuse(
-                handOffs, key: key, credential: credential, reason: "unusable credential", now: now, into: &settlement)
-            return settlement
+                handOffs, key: key, credential: credential, reason: "unusable credential", now: now, into: &outcome)
+            return outcome
         }
         let verdicts = await send(handOffs, over: connection, now: now)
         var retried: [Int64] = []
@@ -151,16 +151,16 @@ public final class APNsForwarder: Service, Sendable {
         for (handOff, verdict) in verdicts {
             switch verdict {
             case .delivered:
-                settlement.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
+                outcome.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
             case .unregistered(let reason):
-                settlement.unregistered.append(handOff.entry.token)
+                outcome.unregistered.append(handOff.entry.token)
                 logger.info(
                     "apns app instance unregistered",
                     metadata: [
                         "project": "\(key.projectID)", "apns": "\(handOff.address.redacted)", "reason": "\(reason)",
                     ])
             case .refused(let reason):
-                settlement.dropped.append(handOff.entry)
+                outcome.dropped.append(handOff.entry)
                 logger.warning(
                     "apns refused a message",
                     metadata: [
@@ -177,22 +177,22 @@ public final class APNsForwarder: Service, Sendable {
         if let refusedReason {
             let held = Set(retried)
             let waiting = handOffs.filter { held.contains($0.entry.sequence) }
-            refuse(waiting, key: key, credential: credential, reason: refusedReason, now: now, into: &settlement)
+            refuse(waiting, key: key, credential: credential, reason: refusedReason, now: now, into: &outcome)
         } else if !retried.isEmpty, retried.count == handOffs.count {
             let at = pacing.withLock { $0[key, default: HandOffPacing()].failed(now: now) }
-            settlement.deferred[at, default: []] += retried
+            outcome.deferred[at, default: []] += retried
         } else {
             pacing.withLock { $0[key, default: HandOffPacing()].reached() }
-            if !retried.isEmpty { settlement.deferred[now.adding(seconds: 1), default: []] += retried }
+            if !retried.isEmpty { outcome.deferred[now.adding(seconds: 1), default: []] += retried }
         }
-        return settlement
+        return outcome
     }
 
     /// Holds a project's entries back while APNs refuses its credential: one log line and
     /// one counted error when the refusal starts, a metric for each entry held.
     private func refuse(
         _ handOffs: [HandOff], key: PoolKey, credential: APNsCredential?, reason: String, now: Timestamp,
-        into settlement: inout Settlement
+        into outcome: inout BatchOutcome
     ) {
         let isNew = pacing.withLock {
             $0[key, default: HandOffPacing()].credentialRefused(credential, reason: reason, now: now)
@@ -208,7 +208,7 @@ public final class APNsForwarder: Service, Sendable {
                     message: "APNs refused the \(environment) credential: \(reason)."), key.projectID, now)
         }
         metrics.increment("herald_apns_credential_refusals_total", [("reason", reason)], by: handOffs.count)
-        settlement.deferred[now.adding(seconds: HandOffPacing.pausedRecheckSeconds), default: []] +=
+        outcome.deferred[now.adding(seconds: HandOffPacing.pausedRecheckSeconds), default: []] +=
             handOffs.map(\.entry.sequence)
     }
 
@@ -253,13 +253,13 @@ public final class APNsForwarder: Service, Sendable {
     }
 
     /// Writes what became of a batch.
-    private func settle(_ settlement: Settlement, now: Timestamp) async throws {
-        if !settlement.delivered.isEmpty { _ = try await store.acknowledge(batch: settlement.delivered) }
-        for token in settlement.unregistered { _ = try await store.deleteRegistration(token: token, at: now) }
-        for entry in settlement.dropped {
+    private func settle(_ outcome: BatchOutcome, now: Timestamp) async throws {
+        if !outcome.delivered.isEmpty { _ = try await store.acknowledge(batch: outcome.delivered) }
+        for token in outcome.unregistered { _ = try await store.deleteRegistration(token: token, at: now) }
+        for entry in outcome.dropped {
             _ = try await store.withdraw(androidID: entry.androidID, persistentID: entry.persistentID)
         }
-        for (at, sequences) in settlement.deferred { try await store.deferHandOffs(sequences, to: at) }
+        for (at, sequences) in outcome.deferred { try await store.deferHandOffs(sequences, to: at) }
     }
 
     /// The project's credential that serves the environment, read from the store at most once a second.

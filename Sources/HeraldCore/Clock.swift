@@ -38,6 +38,15 @@ public struct Timestamp: Hashable, Comparable, Sendable, Codable, CustomStringCo
 public protocol HeraldClock: Sendable {
     /// The current time.
     func now() -> Timestamp
+
+    /// A reading that never goes back, finer than a millisecond, for timing short waits:
+    /// only differences between two readings mean anything.
+    func uptime() -> Duration
+}
+
+extension HeraldClock {
+    /// `now()` as a duration, for clocks that only move when told to.
+    public func uptime() -> Duration { .milliseconds(now().milliseconds) }
 }
 
 /// The system's real-time clock.
@@ -48,6 +57,12 @@ public struct SystemClock: HeraldClock {
         var spec = timespec()
         clock_gettime(CLOCK_REALTIME, &spec)
         return Timestamp(milliseconds: Int64(spec.tv_sec) * 1000 + Int64(spec.tv_nsec) / 1_000_000)
+    }
+
+    public func uptime() -> Duration {
+        var spec = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &spec)
+        return .seconds(Int64(spec.tv_sec)) + .nanoseconds(Int64(spec.tv_nsec))
     }
 }
 

@@ -33,14 +33,14 @@ public struct DeliveryPlanner: Sendable {
     }
 
     let store: any RegistrationStore
-    let registry: DeviceRegistry
+    let path: DeliveryPath
 
     /// The nodes sharing the store, asked who holds a device that is not connected here.
     let cluster: any Cluster
 
-    public init(store: any RegistrationStore, registry: DeviceRegistry, cluster: any Cluster = SingleNodeCluster()) {
+    public init(store: any RegistrationStore, path: DeliveryPath, cluster: any Cluster = SingleNodeCluster()) {
         self.store = store
-        self.registry = registry
+        self.path = path
         self.cluster = cluster
     }
 
@@ -113,7 +113,7 @@ public struct DeliveryPlanner: Sendable {
 
     /// Hands a TTL-0 message to its device's connection here; answers the counter to add.
     private func deliverNow(_ message: QueuedMessage) -> DeliveryStat {
-        let delivered = registry.deliverNow(androidID: message.androidID, message)
+        let delivered = path.deliverNow(androidID: message.androidID, message)
         return DeliveryStat(message.statKey, delivered ? .delivered : .expired)
     }
 
@@ -156,7 +156,7 @@ public struct DeliveryPlanner: Sendable {
         -> Bool
     {
         // APNs says when an app instance it reaches is gone (SEMANTICS A4).
-        if registration.apns != nil || registry.isConnected(androidID: registration.androidID) { return false }
+        if registration.apns != nil || path.isConnected(androidID: registration.androidID) { return false }
         let known: Timestamp?
         if let lastConnected {
             known = lastConnected

@@ -1,6 +1,6 @@
 public import HeraldCore
 
-/// How the registry reaches the session that holds a device, from any thread: one typed
+/// How the path reaches the session that holds a device, from any thread: one typed
 /// mailbox per session. The gateway's posts each event to its connection's event loop.
 public protocol DeviceMailbox: Sendable {
     /// Unique per connection on this node.
@@ -22,14 +22,14 @@ public protocol DeviceMailbox: Sendable {
 
     /// Offers an entry that is being stored, with the project's pending limit (SEMANTICS
     /// D1): the session sends it at once if the entry cannot change what its queue holds,
-    /// and tells the registry whether it did. False when the connection is gone or the
+    /// and tells the path whether it did. False when the connection is gone or the
     /// device dozes.
     func offer(_ entry: QueuedMessage, maximumPending: Int) -> Bool
 
     /// Runs `body` after `delay` on the thread that reads the device's answers, so that a
     /// wait for this device's answer is timed there and the answer takes the timer back
     /// without waking another thread; nil when the connection cannot.
-    func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeviceRegistry.Timer)?
+    func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeliveryPath.Timer)?
 }
 
 extension DeviceMailbox {
@@ -39,7 +39,7 @@ extension DeviceMailbox {
 
     public func offer(_ entry: QueuedMessage, maximumPending: Int) -> Bool { false }
 
-    public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeviceRegistry.Timer)? {
+    public func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeliveryPath.Timer)? {
         nil
     }
 }

@@ -14,7 +14,7 @@ public final class Dispatcher: Sendable {
     private let cluster: any Cluster
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
-    private let registry: DeviceRegistry
+    private let path: DeliveryPath
     private let planner: DeliveryPlanner
     private let fanouts: FanoutEngine?
     private let quotas: Quotas
@@ -23,19 +23,19 @@ public final class Dispatcher: Sendable {
     /// How long a one-to-one message to a connected device waits for its acknowledgement
     /// before its queue row is written: `limit` in all, and no longer than 1 ms after the
     /// last news from the device. Nil (no wait) for a zero limit.
-    public static func acknowledgementWait(limit: Duration) -> DeviceRegistry.Settle? {
+    public static func acknowledgementWait(limit: Duration) -> DeliveryPath.Settle? {
         guard limit > .zero else { return nil }
-        return DeviceRegistry.Settle(quiet: min(limit, .milliseconds(1)), limit: limit)
+        return DeliveryPath.Settle(quiet: min(limit, .milliseconds(1)), limit: limit)
     }
 
     /// The wait by default: 3 ms, which a device on the same network answers within.
     public static let defaultAcknowledgementWait = acknowledgementWait(limit: .milliseconds(3))
-    private let acknowledgementWait: DeviceRegistry.Settle?
+    private let acknowledgementWait: DeliveryPath.Settle?
 
     public init(
-        store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, registry: DeviceRegistry,
+        store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, path: DeliveryPath,
         fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(),
-        acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait,
+        acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait,
         cluster: any Cluster = SingleNodeCluster(), logger: Logger
     ) {
         self.cluster = cluster
@@ -44,8 +44,8 @@ public final class Dispatcher: Sendable {
         self.store = store
         self.clock = clock
         self.metrics = metrics
-        self.registry = registry
-        self.planner = DeliveryPlanner(store: store, registry: registry, cluster: cluster)
+        self.path = path
+        self.planner = DeliveryPlanner(store: store, path: path, cluster: cluster)
         self.fanouts = fanouts
         self.logger = logger
     }
@@ -163,20 +163,21 @@ public final class Dispatcher: Sendable {
         // write fail, the sender gets an error for a message the device may have seen. The
         // row waits a moment for the device's acknowledgement, which makes it needless.
         let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
-        let queue = entry.map { [$0] } ?? []
         let queueLimits = QueueLimits(project.settings)
         // A row whose receipt is wanted is written even when its device acknowledges it at
         // once: the acknowledgement of the row leaves the receipt in the same transaction.
-        let settle = receiptID.isEmpty ? acknowledgementWait : nil
-        try await registry.store(queue, maximumPending: queueLimits.maximumPending, settle: settle) {
-            [store, metrics] queue, acknowledged in
-            let enqueued = try await store.appendMessages(
-                [record], queue: queue, limits: queueLimits,
-                stats: plan.stats + acknowledged.map { DeliveryStat($0.statKey, .delivered) })
-            if !acknowledged.isEmpty {
-                metrics.increment("herald_messages_acknowledged_before_written_total", by: acknowledged.count)
-            }
-            return enqueued
+        let offers = path.offer(
+            entry.map { [$0] } ?? [], maximumPending: queueLimits.maximumPending,
+            settle: receiptID.isEmpty ? acknowledgementWait : nil)
+        let settled = await path.settle(offers)
+        var enqueued: [Enqueued] = []
+        // Tells the sessions what was written; the offers of a failed write are forgotten.
+        defer { path.written(settled, enqueued) }
+        enqueued = try await store.appendMessages(
+            [record], queue: settled.toWrite, limits: queueLimits,
+            stats: plan.stats + settled.acknowledged.map { DeliveryStat($0.statKey, .delivered) })
+        if !settled.acknowledged.isEmpty {
+            metrics.increment("herald_messages_acknowledged_before_written_total", by: settled.acknowledged.count)
         }
         logger.debug(
             "message accepted",

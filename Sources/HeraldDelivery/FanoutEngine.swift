@@ -25,7 +25,7 @@ public actor FanoutEngine {
     private let cluster: any Cluster
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
-    private let registry: DeviceRegistry
+    private let path: DeliveryPath
     private let planner: DeliveryPlanner
     private let projects: @Sendable (String) -> Project?
     private let logger: Logger
@@ -37,7 +37,7 @@ public actor FanoutEngine {
     public let firstDeviceBudget: Int
     /// How long a page waits for the devices connected here to acknowledge it before it
     /// is written; nil: it is written at once, and their rows deleted when they do.
-    public let settle: DeviceRegistry.Settle?
+    public let settle: DeliveryPath.Settle?
 
     private var running: [String: Deque<FanoutJob>] = [:]
     private var waiting: [String: Deque<FanoutJob>] = [:]
@@ -60,24 +60,24 @@ public actor FanoutEngine {
     /// A page waits for acknowledgements while they keep coming (a gap of 10 ms ends the
     /// wait), at most a quarter of a second: devices on a fast network answer within it,
     /// and the offline devices of the page wait no longer than that for their rows.
-    public static let defaultSettle = DeviceRegistry.Settle(quiet: .milliseconds(10), limit: .milliseconds(250))
+    public static let defaultSettle = DeliveryPath.Settle(quiet: .milliseconds(10), limit: .milliseconds(250))
 
     /// How many fanouts may wait per project for every one allowed to run.
     public static let waitingFactor = 10
 
     public init(
         store: any FanoutStore & TopicStore & RegistrationStore, clock: any HeraldClock, metrics: HeraldMetrics,
-        registry: DeviceRegistry,
+        path: DeliveryPath,
         projects: @escaping @Sendable (String) -> Project?, logger: Logger, pageSize: Int = 2000,
-        firstDeviceBudget: Int = 500_000, settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle,
+        firstDeviceBudget: Int = 500_000, settle: DeliveryPath.Settle? = FanoutEngine.defaultSettle,
         cluster: any Cluster = SingleNodeCluster()
     ) {
         self.store = store
         self.cluster = cluster
         self.clock = clock
         self.metrics = metrics
-        self.registry = registry
-        self.planner = DeliveryPlanner(store: store, registry: registry, cluster: cluster)
+        self.path = path
+        self.planner = DeliveryPlanner(store: store, path: path, cluster: cluster)
         self.projects = projects
         self.logger = logger
         self.pageSize = pageSize
@@ -245,14 +245,16 @@ public actor FanoutEngine {
         let limits = QueueLimits(project.settings)
         // Devices connected here get the message before the page is written; those that
         // acknowledge it within `settle` need no row.
-        try await registry.store(entries, maximumPending: limits.maximumPending, settle: settle) {
-            [store, job, metrics] entries, acknowledged in
-            let enqueued = try await store.storeFanoutPage(
-                messageID: job.messageID, queue: entries, firstDone: firstDone, cursor: cursor, reached: reached,
-                done: done, limits: limits, stats: stats + acknowledged.map { DeliveryStat($0.statKey, .delivered) })
-            metrics.increment("herald_fanout_acknowledged_before_written_total", by: acknowledged.count)
-            return enqueued
-        }
+        let offers = path.offer(entries, maximumPending: limits.maximumPending, settle: settle)
+        let settled = await path.settle(offers)
+        var enqueued: [Enqueued] = []
+        // Tells the sessions what was written; the offers of a failed write are forgotten.
+        defer { path.written(settled, enqueued) }
+        enqueued = try await store.storeFanoutPage(
+            messageID: job.messageID, queue: settled.toWrite, firstDone: firstDone, cursor: cursor,
+            reached: reached, done: done, limits: limits,
+            stats: stats + settled.acknowledged.map { DeliveryStat($0.statKey, .delivered) })
+        metrics.increment("herald_fanout_acknowledged_before_written_total", by: settled.acknowledged.count)
         expansions[job.messageID]?.position = page.next
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: reached)
@@ -349,7 +351,7 @@ public actor FanoutEngine {
     /// members need no such order.
     private func connectedDevices(for audience: FanoutJob.Audience) async throws -> [UInt64] {
         if case .deviceGroup = audience { return [] }
-        let here = registry.connectedDevices()
+        let here = path.connectedDevices()
         guard cluster.isShared else { return here }
         let local = Set(here)
         return here + (try await cluster.devicesHeldElsewhere().filter { !local.contains($0) })

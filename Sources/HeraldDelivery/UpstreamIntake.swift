@@ -3,7 +3,6 @@ import HeraldProtocol
 public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
-import Synchronization
 
 /// Takes devices' upstream messages for their app servers: checks each against the
 /// sending device's registration, the 4 KB limit, SEMANTICS T5 and the messages the device
@@ -16,32 +15,28 @@ public final class UpstreamIntake: Sendable {
     public typealias Arrival = @Sendable (_ projectID: String) -> Void
 
     private let store: any HeraldStore
-    private let registry: DeviceRegistry
+    private let path: DeliveryPath
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let limits: UpstreamLimits
     private let logger: Logger
     /// The project with an id, from the node's credential cache; nil reads the store.
     private let projects: (@Sendable (String) -> Project?)?
-    private let arrival = Mutex<DeviceRegistry.Box<Arrival>?>(nil)
+    private let arrival: Arrival?
 
     public init(
-        store: any HeraldStore, registry: DeviceRegistry, clock: any HeraldClock, metrics: HeraldMetrics,
+        store: any HeraldStore, path: DeliveryPath, clock: any HeraldClock, metrics: HeraldMetrics,
         limits: UpstreamLimits = UpstreamLimits(), projects: (@Sendable (String) -> Project?)? = nil,
-        logger: Logger
+        arrival: Arrival? = nil, logger: Logger
     ) {
+        self.arrival = arrival
         self.projects = projects
         self.store = store
-        self.registry = registry
+        self.path = path
         self.clock = clock
         self.metrics = metrics
         self.limits = limits
         self.logger = logger
-    }
-
-    /// Sets who hears of messages kept here.
-    public func onArrival(_ handler: @escaping Arrival) {
-        arrival.withLock { $0 = DeviceRegistry.Box(handler) }
     }
 
     /// Keeps a message from the device `androidID`; nil once it is durable, otherwise why
@@ -74,7 +69,7 @@ public final class UpstreamIntake: Sendable {
             expiresAt: now.adding(seconds: ttl))
         try await store.appendUpstream([message])
         metrics.increment("herald_upstream_messages_total", [("project", project.id)])
-        arrival.withLock { $0 }?.handler(project.id)
+        arrival?(project.id)
         return nil
     }
 
@@ -128,9 +123,13 @@ public final class UpstreamIntake: Sendable {
                     isHighPriority: true, appID: message.category))
         }
         for (projectID, projectSettings) in settings {
-            let enqueued = try await store.appendMessages(
-                [], queue: errors.filter { $0.projectID == projectID }, limits: QueueLimits(projectSettings), stats: [])
-            for outcome in enqueued { registry.stored(outcome.stored) }
+            let limits = QueueLimits(projectSettings)
+            let offers = path.offer(
+                errors.filter { $0.projectID == projectID }, maximumPending: limits.maximumPending)
+            var enqueued: [Enqueued] = []
+            // Tells the sessions what was written; the offers of a failed write are forgotten.
+            defer { path.written(offers, enqueued) }
+            enqueued = try await store.appendMessages([], queue: offers.toWrite, limits: limits, stats: [])
         }
         if !errors.isEmpty { metrics.increment("herald_upstream_expired_total", by: errors.count) }
         return expired.count

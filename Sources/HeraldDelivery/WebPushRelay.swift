@@ -44,7 +44,7 @@ public final class WebPushRelay: Sendable {
 
     public let configuration: Configuration
     private let store: any HeraldStore
-    private let registry: DeviceRegistry
+    private let path: DeliveryPath
     private let planner: DeliveryPlanner
     private let quotas: Quotas
     private let clock: any HeraldClock
@@ -57,7 +57,7 @@ public final class WebPushRelay: Sendable {
     private let sharedStoreLook: Duration?
 
     public init(
-        configuration: Configuration, store: any HeraldStore, registry: DeviceRegistry,
+        configuration: Configuration, store: any HeraldStore, path: DeliveryPath,
         cluster: any Cluster = SingleNodeCluster(), quotas: Quotas, clock: any HeraldClock, metrics: HeraldMetrics,
         receiptSignal: PushReceiptSignal = PushReceiptSignal(), logger: Logger
     ) {
@@ -65,8 +65,8 @@ public final class WebPushRelay: Sendable {
         self.sharedStoreLook = cluster.isShared ? .seconds(2) : nil
         self.configuration = configuration
         self.store = store
-        self.registry = registry
-        self.planner = DeliveryPlanner(store: store, registry: registry, cluster: cluster)
+        self.path = path
+        self.planner = DeliveryPlanner(store: store, path: path, cluster: cluster)
         self.quotas = quotas
         self.clock = clock
         self.metrics = metrics
@@ -147,9 +147,12 @@ public final class WebPushRelay: Sendable {
             metrics.increment("herald_web_push_messages_total", [("outcome", "stored")])
         }
         if !queue.isEmpty {
-            let enqueued = try await store.appendMessages(
-                [], queue: queue, limits: QueueLimits(ProjectSettings()), stats: [])
-            for outcome in enqueued { registry.stored(outcome.stored) }
+            let limits = QueueLimits(ProjectSettings())
+            let offers = path.offer(queue, maximumPending: limits.maximumPending)
+            var enqueued: [Enqueued] = []
+            // Tells the session what was written; the offers of a failed write are forgotten.
+            defer { path.written(offers, enqueued) }
+            enqueued = try await store.appendMessages([], queue: offers.toWrite, limits: limits, stats: [])
         }
         return Accepted(
             messageID: id, ttlSeconds: request.ttlSeconds, location: messageResource(token: token, messageID: id),

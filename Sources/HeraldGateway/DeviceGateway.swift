@@ -19,7 +19,7 @@ import Synchronization
 public final class DeviceGateway: Sendable {
     private let configuration: GatewayConfiguration
     private let store: any HeraldStore
-    private let devices: DeviceRegistry
+    private let devices: DeliveryPath
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let logger: Logger
@@ -48,12 +48,14 @@ public final class DeviceGateway: Sendable {
     static let maximumReceiptsInProgress = 64
     static let receiptRetryMilliseconds = 200
 
+    /// A gateway serving `tls` (`tlsContext(for:)`, nil for plaintext).
     public init(
-        configuration: GatewayConfiguration, store: any HeraldStore, devices: DeviceRegistry, clock: any HeraldClock,
-        metrics: HeraldMetrics, collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil,
-        cluster: any Cluster = SingleNodeCluster(), upstream: UpstreamIntake? = nil,
-        admission: ConnectionAdmission? = nil, receiptSignal: PushReceiptSignal? = nil, logger: Logger
-    ) throws {
+        configuration: GatewayConfiguration, tls: NIOSSLContext?, store: any HeraldStore, devices: DeliveryPath,
+        clock: any HeraldClock,
+        metrics: HeraldMetrics, acknowledgements: AcknowledgementBatcher,
+        collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil, cluster: any Cluster = SingleNodeCluster(),
+        upstream: UpstreamIntake? = nil, admission: ConnectionAdmission? = nil, logger: Logger
+    ) {
         self.admission = admission
         self.cluster = cluster
         self.upstream = upstream
@@ -65,22 +67,22 @@ public final class DeviceGateway: Sendable {
         self.clock = clock
         self.metrics = metrics
         self.logger = logger
-        let acknowledgements = AcknowledgementBatcher(
-            store: store, metrics: metrics, receiptSignal: receiptSignal, logger: logger)
         self.acknowledgements = acknowledgements
-        devices.writeAcknowledgements { androidID, persistentIDs in
-            acknowledgements.submit(androidID: androidID, persistentIDs: persistentIDs)
-        }
+        self.tls = tls
+    }
+
+    /// The TLS context a gateway with `configuration` serves; nil for plaintext.
+    public static func tlsContext(for configuration: GatewayConfiguration) throws -> NIOSSLContext? {
         switch configuration.security {
         case .plaintext:
-            tls = nil
+            return nil
         case .files(let chain, let key):
-            tls = try NIOSSLContext(
+            return try NIOSSLContext(
                 configuration: configuration.dropIn.choosing(
                     GatewayCertificates.serverConfiguration(certificateChain: chain, privateKey: key)))
         case .generated(let dataDirectory, let hostnames):
             let certificates = try GatewayCertificates.loadOrCreate(dataDirectory: dataDirectory, hostnames: hostnames)
-            tls = try NIOSSLContext(configuration: configuration.dropIn.choosing(certificates.serverConfiguration()))
+            return try NIOSSLContext(configuration: configuration.dropIn.choosing(certificates.serverConfiguration()))
         }
     }
 
@@ -358,14 +360,7 @@ public final class DeviceGateway: Sendable {
             case .deliverNow(let message): return session.deliverNow(message, now: now)
             case .stored(let entry): return session.stored(entry, now: now)
             case .offered(let entry, let maximumPending):
-                let actions = session.offered(entry, maximumPending: maximumPending, now: now)
-                if actions.isEmpty {
-                    gateway.devices.declinedBeforeStored(entry)
-                } else {
-                    gateway.devices.sentBeforeStored(entry)
-                    gateway.metrics.increment("herald_gateway_sent_before_stored_total")
-                }
-                return actions
+                return session.offered(entry, maximumPending: maximumPending, now: now)
             case .shutdown: return session.stopping()
             }
         }
@@ -378,10 +373,17 @@ public final class DeviceGateway: Sendable {
                 context.write(wrapOutboundOut(frame), promise: nil)
                 needsFlush = true
             case .acknowledge(let ids):
-                // Rows still being written are deleted once they are (`storedAfterOffer`).
-                if let androidID = session.androidID {
-                    let ready = gateway.devices.acknowledgementsToWrite(androidID: androidID, ids)
-                    if !ready.isEmpty { gateway.acknowledgements.submit(androidID: androidID, persistentIDs: ready) }
+                // Rows still being written are deleted once they are.
+                if let androidID = session.androidID { gateway.devices.acknowledged(androidID: androidID, ids) }
+            case .tookOffer(let persistentID):
+                if let androidID = loginDevice {
+                    gateway.devices.taken(androidID: androidID, persistentID: persistentID)
+                    gateway.metrics.increment("herald_gateway_sent_before_stored_total")
+                }
+            case .declinedOffer(let persistentID):
+                // Offers are made to logged-in sessions only: the device is the login's.
+                if let androidID = loginDevice {
+                    gateway.devices.declined(androidID: androidID, persistentID: persistentID)
                 }
             case .authenticate(let androidID, let securityToken):
                 loginDevice = androidID

@@ -23,6 +23,11 @@ public struct MCSSession: Sendable {
         case unregister(token: String)
         /// Keep an upstream message for the app servers; answer with `upstreamHandled`.
         case upstream(UpstreamRequest)
+        /// Tell the delivery path the session sent a message offered while its row is written.
+        case tookOffer(persistentID: String)
+        /// Tell the delivery path the session did not send an offered message: it is read
+        /// from the queue once written, like any other.
+        case declinedOffer(persistentID: String)
         /// Close the connection.
         case close(reason: String)
     }
@@ -229,16 +234,17 @@ public struct MCSSession: Sendable {
     /// now rather than after the write, when storing it cannot turn out otherwise. That
     /// holds for a collapsible message (SEMANTICS D2: always stored) and for a
     /// non-collapsible one while the messages in flight are under half of
-    /// `maximumPending` (D1: the queue cannot overflow). Answers the send, or nothing if
-    /// the message waits for its row as usual.
+    /// `maximumPending` (D1: the queue cannot overflow). Answers `tookOffer` and the send,
+    /// or `declinedOffer` if the message waits for its row as usual.
     public mutating func offered(_ message: QueuedMessage, maximumPending: Int, now: Timestamp) -> [Action] {
         guard case .established = phase, isIdle(for: message), message.deletedCount == 0,
             message.collapseKey != nil || (inFlight.count + 1) * 2 <= maximumPending,
             !recentlyAcknowledged.contains(message.persistentID),
             mayGo(message, now: now), let action = deliver(message, now: now)
-        else { return [] }
+        else { return [.declinedOffer(persistentID: message.persistentID)] }
         inFlight[message.persistentID] = Self.notYetStored
-        return [action]
+        // Told before the frame is written: the device's acknowledgement must find it taken.
+        return [.tookOffer(persistentID: message.persistentID), action]
     }
 
     /// Whether the session may send `message` at once, without reading the queue: awake,

@@ -29,7 +29,7 @@ struct SessionMailbox: DeviceMailbox {
         return true
     }
 
-    func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeviceRegistry.Timer)? {
+    func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeliveryPath.Timer)? {
         // Set right after the offer's post to this loop, so it rarely wakes the loop again;
         // the acknowledgement that cancels it is read on this loop.
         try? eventLoop.scheduleCallback(in: TimeAmount(delay), handler: DeviceGateway.LoopTimer(body: body))

@@ -26,7 +26,7 @@ public struct ClusterService: Service {
     }
 
     let cluster: any Cluster
-    let devices: DeviceRegistry
+    let devices: DeliveryPath
     let quotas: Quotas
     let fanouts: FanoutEngine
     let clock: any HeraldClock
@@ -34,8 +34,8 @@ public struct ClusterService: Service {
     let logger: Logger
     private let outbox: Outbox
 
-    public init(
-        cluster: any Cluster, devices: DeviceRegistry, quotas: Quotas, fanouts: FanoutEngine,
+    init(
+        cluster: any Cluster, devices: DeliveryPath, outbox: Outbox, quotas: Quotas, fanouts: FanoutEngine,
         clock: any HeraldClock, timing: Timing = Timing(), logger: Logger
     ) {
         self.cluster = cluster
@@ -45,9 +45,7 @@ public struct ClusterService: Service {
         self.clock = clock
         self.timing = timing
         self.logger = logger
-        let outbox = Outbox()
         self.outbox = outbox
-        devices.forwardElsewhere { androidID in outbox.add(androidID) }
     }
 
     public func run() async throws {

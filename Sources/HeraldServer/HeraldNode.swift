@@ -27,7 +27,7 @@ public struct HeraldNode: Sendable {
     public let metrics: HeraldMetrics
     public let metricsRegistry: PrometheusCollectorRegistry
     /// Which devices are connected to this node.
-    public let devices: DeviceRegistry
+    public let devices: DeliveryPath
     public let gateway: DeviceGateway
     /// The XMPP connection server, when configured.
     public let xmpp: XMPPGateway?
@@ -42,6 +42,8 @@ public struct HeraldNode: Sendable {
     public let quotas: Quotas
     /// Bounds the connections not yet authenticated, on every listener.
     public let admission: ConnectionAdmission
+    /// Devices to signal to the nodes holding them, when several share the store.
+    let outbox: Outbox?
     let logger: Logger
 
     /// Builds a node over a store; nothing listens until `run()`.
@@ -59,7 +61,6 @@ public struct HeraldNode: Sendable {
         self.metricsRegistry = metricsRegistry
         metrics = HeraldMetrics(factory: PrometheusMetricsFactory(registry: metricsRegistry))
         directory = CredentialDirectory(store: store, clock: clock)
-        devices = DeviceRegistry()
         try await directory.reload(from: store, force: true)
         if cluster.isShared {
             try await NodeIdentity.ensureUnclaimed(
@@ -80,33 +81,44 @@ public struct HeraldNode: Sendable {
         }
         self.admission = admission
         let receiptSignal = PushReceiptSignal()
-        let upstream = UpstreamIntake(
-            store: store, registry: devices, clock: clock, metrics: metrics,
-            projects: { directory.project(named: $0) }, logger: logger)
-        self.upstream = upstream
-        gateway = try DeviceGateway(
-            configuration: configuration.effectiveGateway, store: store, devices: devices, clock: clock,
-            metrics: metrics,
-            collapsibleThrottle: { message, now in
-                guard let project = directory.project(named: message.projectID) else { return nil }
-                return quotas.takeCollapsible(token: message.token, settings: project.settings, now: now)
-            }, cluster: cluster, upstream: upstream, admission: admission, receiptSignal: receiptSignal,
-            logger: logger)
+        let acknowledgements = AcknowledgementBatcher(
+            store: store, metrics: metrics, receiptSignal: receiptSignal, logger: logger)
+        // With several nodes, devices that got messages but are held by no session here are
+        // signalled to the node holding them (`ClusterService`).
+        let outbox = cluster.isShared ? Outbox() : nil
+        self.outbox = outbox
+        var elsewhere: (@Sendable (UInt64) -> Void)?
+        if let outbox { elsewhere = { androidID in outbox.add(androidID) } }
+        devices = DeliveryPath(acknowledgements: acknowledgements, elsewhere: elsewhere, clock: clock)
+        let tls = try DeviceGateway.tlsContext(for: configuration.effectiveGateway)
         fanouts = FanoutEngine(
-            store: store, clock: clock, metrics: metrics, registry: devices,
+            store: store, clock: clock, metrics: metrics, path: devices,
             projects: { directory.project(named: $0) }, logger: logger, cluster: cluster)
         let dispatcher = Dispatcher(
-            store: store, clock: clock, metrics: metrics, registry: devices, fanouts: fanouts, quotas: quotas,
+            store: store, clock: clock, metrics: metrics, path: devices, fanouts: fanouts, quotas: quotas,
             acknowledgementWait: configuration.acknowledgementWait, cluster: cluster, logger: logger)
-        xmpp =
+        let xmpp =
             configuration.xmpp.isEnabled
             ? XMPPGateway(
-                configuration: configuration.xmpp, tls: gateway.tls, dispatcher: dispatcher, quotas: quotas,
+                configuration: configuration.xmpp, tls: tls, dispatcher: dispatcher, quotas: quotas,
                 upstream: store, nodeID: cluster.nodeID, clock: clock, metrics: metrics, logger: logger,
                 admission: admission,
                 authenticate: { _, serverKey in await directory.find { $0.project(serverKey: serverKey) } })
             : nil
-        if let xmpp { upstream.onArrival { projectID in xmpp.wake(projectID: projectID) } }
+        self.xmpp = xmpp
+        var arrival: UpstreamIntake.Arrival?
+        if let xmpp { arrival = { projectID in xmpp.wake(projectID: projectID) } }
+        let upstream = UpstreamIntake(
+            store: store, path: devices, clock: clock, metrics: metrics,
+            projects: { directory.project(named: $0) }, arrival: arrival, logger: logger)
+        self.upstream = upstream
+        gateway = DeviceGateway(
+            configuration: configuration.effectiveGateway, tls: tls, store: store, devices: devices, clock: clock,
+            metrics: metrics, acknowledgements: acknowledgements,
+            collapsibleThrottle: { message, now in
+                guard let project = directory.project(named: message.projectID) else { return nil }
+                return quotas.takeCollapsible(token: message.token, settings: project.settings, now: now)
+            }, cluster: cluster, upstream: upstream, admission: admission, logger: logger)
         var environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(rotation: secret),
             dispatcher: dispatcher,
@@ -119,7 +131,7 @@ public struct HeraldNode: Sendable {
         environment.webPush = WebPushRelay(
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
-            store: store, registry: devices, cluster: cluster, quotas: quotas, clock: clock, metrics: metrics,
+            store: store, path: devices, cluster: cluster, quotas: quotas, clock: clock, metrics: metrics,
             receiptSignal: receiptSignal, logger: logger)
         self.environment = environment
     }
@@ -207,8 +219,8 @@ public struct HeraldNode: Sendable {
         if cluster.isShared {
             services.append(
                 ClusterService(
-                    cluster: cluster, devices: devices, quotas: quotas, fanouts: fanouts, clock: clock,
-                    timing: configuration.cluster, logger: logger))
+                    cluster: cluster, devices: devices, outbox: outbox ?? Outbox(), quotas: quotas, fanouts: fanouts,
+                    clock: clock, timing: configuration.cluster, logger: logger))
         }
         services += maintenance
         services += [

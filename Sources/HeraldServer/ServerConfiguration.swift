@@ -80,7 +80,7 @@ public struct ServerConfiguration: Sendable {
     /// acknowledged meanwhile gets no row, so the row is not written only to be deleted;
     /// the sender's answer still waits for the message's own record. Default:
     /// `Dispatcher.defaultAcknowledgementWait`.
-    public var acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait
+    public var acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait
     /// Where Apple app instances' messages are handed to APNs, and the extra CAs trusted
     /// for it. Default: Apple's hosts and the system's CAs.
     public var apns = APNsForwarder.Configuration()

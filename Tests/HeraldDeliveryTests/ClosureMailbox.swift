@@ -9,14 +9,14 @@ struct ClosureMailbox: DeviceMailbox {
     let onDeliverNow: @Sendable (QueuedMessage) -> Bool
     let onStored: (@Sendable (QueuedMessage) -> Void)?
     let onOffer: @Sendable (QueuedMessage, Int) -> Bool
-    let onSchedule: DeviceRegistry.Schedule?
+    let onSchedule: DeliveryPath.Schedule?
 
     init(
         id: UInt64, wake: @escaping @Sendable () -> Void, replace: @escaping @Sendable () -> Void,
         deliverNow: @escaping @Sendable (QueuedMessage) -> Bool = { _ in false },
         stored: (@Sendable (QueuedMessage) -> Void)? = nil,
         offer: @escaping @Sendable (QueuedMessage, Int) -> Bool = { _, _ in false },
-        schedule: DeviceRegistry.Schedule? = nil
+        schedule: DeliveryPath.Schedule? = nil
     ) {
         connectionID = id
         onWake = wake
@@ -39,7 +39,7 @@ struct ClosureMailbox: DeviceMailbox {
 
     func offer(_ entry: QueuedMessage, maximumPending: Int) -> Bool { onOffer(entry, maximumPending) }
 
-    func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeviceRegistry.Timer)? {
+    func schedule(after delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeliveryPath.Timer)? {
         onSchedule?(delay, body)
     }
 }

@@ -17,13 +17,13 @@ import Testing
         let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
 
         func engine(
-            pageSize: Int, registry: DeviceRegistry = DeviceRegistry(), firstDeviceBudget: Int = 500_000,
-            settle: DeviceRegistry.Settle? = FanoutEngine.defaultSettle
+            pageSize: Int, registry: DeliveryPath = DeliveryPath(), firstDeviceBudget: Int = 500_000,
+            settle: DeliveryPath.Settle? = FanoutEngine.defaultSettle
         ) -> FanoutEngine {
             let project = project
             return FanoutEngine(
                 store: store, clock: clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
-                registry: registry, projects: { $0 == project.id ? project : nil },
+                path: registry, projects: { $0 == project.id ? project : nil },
                 logger: Logger(label: "fanout-test"), pageSize: pageSize, firstDeviceBudget: firstDeviceBudget,
                 settle: settle)
         }
@@ -65,8 +65,8 @@ import Testing
 
         /// A registry in which the devices of `tokens` hold connections; answers it and a
         /// record of the entries its sessions were told of, in order.
-        func connected(_ tokens: [String]) async throws -> (DeviceRegistry, Told) {
-            let registry = DeviceRegistry()
+        func connected(_ tokens: [String]) async throws -> (DeliveryPath, Told) {
+            let registry = DeliveryPath()
             let told = Told()
             for (n, token) in tokens.enumerated() {
                 let registration = try #require(try await store.registration(token: token))
@@ -132,7 +132,7 @@ import Testing
                 id: "q", projectID: quiet.id, clientEmail: "e", publicKeyPEM: "", createdAt: quiet.createdAt))
         let engine = FanoutEngine(
             store: store, clock: busy.clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
-            registry: DeviceRegistry(),
+            path: DeliveryPath(),
             projects: { [busy, quiet] id in id == busy.project.id ? busy.project : id == quiet.id ? quiet : nil },
             logger: Logger(label: "t"), pageSize: 5)
         for n in 0..<3 { await engine.submit(try await busy.job("busy-\(n)", .topic("t"))) }
@@ -312,10 +312,19 @@ import Testing
     /// What the sessions of `offering` were offered and told, and the acknowledged rows
     /// handed to the acknowledgement writer.
     struct Sessions {
-        let registry = DeviceRegistry()
+        let registry: DeliveryPath
         let offered = Told()
         let told = Told()
-        let written = Told()
+        let written: Told
+
+        init() {
+            let written = Told()
+            self.written = written
+            registry = DeliveryPath(
+                acknowledgements: ClosureAcknowledgementWriter { _, ids in
+                    for id in ids { written.add(id) }
+                })
+        }
     }
 
     /// Three devices connected here: two take what they are offered and acknowledge at
@@ -332,17 +341,15 @@ import Testing
                     offer: { entry, _ in
                         sessions.offered.add(entry.token)
                         guard n < 2 else {
-                            registry.declinedBeforeStored(entry)
+                            registry.declined(androidID: entry.androidID, persistentID: entry.persistentID)
                             return true
                         }
-                        registry.sentBeforeStored(entry)
-                        #expect(
-                            registry.acknowledgementsToWrite(androidID: entry.androidID, [entry.persistentID]).isEmpty)
+                        registry.taken(androidID: entry.androidID, persistentID: entry.persistentID)
+                        // Held by the path until the row exists: nothing is written yet.
+                        registry.acknowledged(androidID: entry.androidID, [entry.persistentID])
+                        #expect(!sessions.written.all.contains(entry.persistentID))
                         return true
                     }))
-        }
-        registry.writeAcknowledgements { _, ids in
-            for id in ids { sessions.written.add(id) }
         }
         return sessions
     }
@@ -353,7 +360,7 @@ import Testing
         let tokens = try await world.subscribers(6, topics: ["news"]).sorted()
         let sessions = try await offering(tokens, world: world)
         // A page would wait half a minute for a device that does not answer.
-        let settle = DeviceRegistry.Settle(quiet: .seconds(30), limit: .seconds(60))
+        let settle = DeliveryPath.Settle(quiet: .seconds(30), limit: .seconds(60))
         let engine = world.engine(pageSize: 10, registry: sessions.registry, settle: settles ? settle : nil)
         await engine.submit(try await world.job("m1", .topic("news")))
         let started = ContinuousClock.now
@@ -473,7 +480,7 @@ import Testing
         let project = world.project
         let engine = FanoutEngine(
             store: world.store, clock: world.clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
-            registry: registry, projects: { id in gone.withLock { $0 } || id != project.id ? nil : project },
+            path: registry, projects: { id in gone.withLock { $0 } || id != project.id ? nil : project },
             logger: Logger(label: "fanout-test"), pageSize: 2, firstDeviceBudget: 3)
         await engine.submit(try await world.job("m1", .topic("news")))
         try await engine.step()

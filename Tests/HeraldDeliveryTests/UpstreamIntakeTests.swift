@@ -15,12 +15,12 @@ import Testing
     final class World: Sendable {
         let store = InMemoryStore()
         let clock = ManualClock()
-        let registry = DeviceRegistry()
+        let registry = DeliveryPath()
         let project: Project
         let device: Device
         let token: String
         let intake: UpstreamIntake
-        let arrivals = Mutex<[String]>([])
+        let arrivals: FanoutEngineTests.Told
 
         init(upstreamPerMinute: Int = 1_500_000, perDevice: Int = 1_000, waiting: Int = 10_000) async throws {
             var project = Project(
@@ -41,10 +41,12 @@ import Testing
                 Registration(
                     token: token, kind: .app, projectID: project.id, sender: "424242", appID: "com.example.up",
                     subtype: nil, platform: .android, androidID: device.androidID, createdAt: clock.now()))
+            let arrivals = FanoutEngineTests.Told()
+            self.arrivals = arrivals
             intake = UpstreamIntake(
-                store: store, registry: registry, clock: clock,
-                metrics: HeraldMetrics(factory: PrometheusMetricsFactory()), logger: Logger(label: "test"))
-            intake.onArrival { [self] project in self.arrivals.withLock { $0.append(project) } }
+                store: store, path: registry, clock: clock,
+                metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
+                arrival: { project in arrivals.add(project) }, logger: Logger(label: "test"))
         }
 
         func request(_ id: String, to: String = "424242@fcm.googleapis.com", token: String? = nil, ttl: Int64? = nil)
@@ -83,7 +85,7 @@ import Testing
         #expect(
             try await world.intake.receive(world.request("u2", token: ""), androidID: world.device.androidID) == nil)
         #expect(try await world.store.upstreamCount(projectID: world.project.id) == 2)
-        #expect(world.arrivals.withLock { $0 } == Array(repeating: world.project.id, count: 3))
+        #expect(world.arrivals.all == Array(repeating: world.project.id, count: 3))
         let now = world.clock.now()
         let kept = try await world.store.leaseUpstream(
             projectID: world.project.id, holder: "h", now: now, until: now.adding(seconds: 1), limit: 5)

@@ -24,7 +24,7 @@ import Testing
     init() async throws {
         device = Device.make(at: clock.now())
         relay = WebPushRelay(
-            configuration: .init(publicURL: "https://push.example.com/"), store: store, registry: DeviceRegistry(),
+            configuration: .init(publicURL: "https://push.example.com/"), store: store, path: DeliveryPath(),
             quotas: Quotas(), clock: clock, metrics: HeraldMetrics(factory: PrometheusMetricsFactory()),
             receiptSignal: receiptSignal, logger: Logger(label: "test"))
         try await store.createDevice(device)

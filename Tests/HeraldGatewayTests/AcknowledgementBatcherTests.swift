@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldDelivery
 import Logging
 import Testing
 

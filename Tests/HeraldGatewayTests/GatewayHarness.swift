@@ -33,7 +33,7 @@ struct GatewayHarness {
     static func with<T: Sendable>(
         heartbeatSeconds: Int = 240, clock: any HeraldClock = SystemClock(),
         settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
-        acknowledgementWait: DeviceRegistry.Settle? = Dispatcher.defaultAcknowledgementWait,
+        acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait,
         deviceRequestLimits: DeviceRequestLimiter.Limits = .init(),
         _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {

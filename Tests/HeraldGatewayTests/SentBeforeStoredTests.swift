@@ -53,7 +53,7 @@ import Testing
     /// wait is written, and its later acknowledgement deletes it (L4).
     @Test func L7_aMessageAcknowledgedWhileItsSendWaitsGetsNoQueueRowAndCountsAsDelivered() async throws {
         // Two seconds of waiting, so that a slow run cannot miss the acknowledgement.
-        let wait = DeviceRegistry.Settle(quiet: .seconds(2), limit: .seconds(2))
+        let wait = DeliveryPath.Settle(quiet: .seconds(2), limit: .seconds(2))
         try await GatewayHarness.with(acknowledgementWait: wait) { harness in
             let (device, token) = try await harness.makeDevice()
             // Counts every row the server puts in a device queue. The server may be writing

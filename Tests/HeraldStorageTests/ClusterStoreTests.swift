@@ -81,7 +81,7 @@ struct ClusterStoreTests {
         // Node a expands it, one registration a page, with no device connected to it.
         let engine = FanoutEngine(
             store: a, clock: clock, metrics: HeraldMetrics(factory: NOOPMetricsHandler.instance),
-            registry: DeviceRegistry(), projects: { $0 == project.id ? project : nil },
+            path: DeliveryPath(), projects: { $0 == project.id ? project : nil },
             logger: Logger(label: "fanout-test"), pageSize: 1, cluster: a)
         engine.submit(job)
         try await engine.step()

@@ -5,10 +5,10 @@ import Testing
 
 @testable import HeraldDelivery
 
-/// The registry's side of "offered while stored": a message to a device connected here goes
+/// The delivery path's side of "offered while stored": a message to a device connected here goes
 /// out while its row is written (SEMANTICS L2), and its acknowledgement still deletes the row
 /// (L4) however the two cross.
-@Suite(.serialized) struct DeviceRegistryTests {
+@Suite(.serialized) struct DeliveryPathTests {
     /// Waits until `condition` holds, ten seconds at most.
     func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(10)
@@ -18,16 +18,25 @@ import Testing
         }
     }
 
-    /// What a registry hands to a session and to the acknowledgement writer.
+    /// What a path hands to a session and to the acknowledgement writer.
     final class Recorder: Sendable {
         let offered = Mutex<[String]>([])
         let stored = Mutex<[String]>([])
         let written = Mutex<[String]>([])
+        /// Each acknowledgement written, with its device.
+        let writes = Mutex<[String]>([])
+
+        var writer: ClosureAcknowledgementWriter {
+            ClosureAcknowledgementWriter { androidID, ids in
+                self.written.withLock { $0 += ids }
+                self.writes.withLock { $0 += ids.map { "\(androidID):\($0)" } }
+            }
+        }
     }
 
-    func registry(_ recorder: Recorder) -> DeviceRegistry {
-        let registry = DeviceRegistry()
-        registry.register(
+    func path(_ recorder: Recorder, elsewhere: (@Sendable (UInt64) -> Void)? = nil) -> DeliveryPath {
+        let path = DeliveryPath(acknowledgements: recorder.writer, elsewhere: elsewhere)
+        path.register(
             androidID: 7,
             ClosureMailbox(
                 id: 1, wake: {}, replace: {},
@@ -36,54 +45,61 @@ import Testing
                     recorder.offered.withLock { $0.append(entry.persistentID) }
                     return true
                 }))
-        registry.writeAcknowledgements { androidID, ids in
-            #expect(androidID == 7)
-            recorder.written.withLock { $0 += ids }
-        }
-        return registry
+        return path
     }
 
-    func entry(_ persistentID: String, sequence: Int64 = 0) -> QueuedMessage {
+    func entry(_ persistentID: String, sequence: Int64 = 0, androidID: UInt64 = 7) -> QueuedMessage {
         QueuedMessage(
-            sequence: sequence, androidID: 7, token: "t", persistentID: persistentID, messageID: persistentID,
-            projectID: "p", stanza: [1], createdAt: Timestamp(seconds: 0), expiresAt: Timestamp(seconds: 60))
+            sequence: sequence, androidID: androidID, token: "t", persistentID: persistentID,
+            messageID: persistentID, projectID: "p", stanza: [1], createdAt: Timestamp(seconds: 0),
+            expiresAt: Timestamp(seconds: 60))
+    }
+
+    func enqueued(_ rows: QueuedMessage...) -> Enqueued {
+        Enqueued(decision: QueuePolicy.Decision(), stored: rows)
     }
 
     @Test func L4_anAcknowledgementThatOvertakesTheWriteDeletesTheRowOnceItIsWritten() {
         let recorder = Recorder()
-        let registry = registry(recorder)
-        #expect(registry.offerBeforeStoring(entry("a"), maximumPending: 100))
+        let path = path(recorder)
+        let offers = path.offer([entry("a")], maximumPending: 100)
         #expect(recorder.offered.withLock { $0 } == ["a"])
-        registry.sentBeforeStored(entry("a"))
+        path.taken(androidID: 7, persistentID: "a")
         // Another device naming the id changes nothing of this one's.
-        #expect(registry.acknowledgementsToWrite(androidID: 8, ["a"]) == ["a"])
+        path.acknowledged(androidID: 8, ["a"])
+        #expect(recorder.writes.withLock { $0 } == ["8:a"])
         // The device acknowledges before the row exists: nothing to delete yet.
-        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a", "b"]) == ["b"])
+        path.acknowledged(androidID: 7, ["a", "b"])
+        #expect(recorder.writes.withLock { $0 } == ["8:a", "7:b"])
         // The write ends: the row goes to the acknowledgement writer, not to the session.
-        registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 9)])
-        #expect(recorder.written.withLock { $0 } == ["a"])
+        path.written(offers, [enqueued(entry("a", sequence: 9))])
+        #expect(recorder.writes.withLock { $0 } == ["8:a", "7:b", "7:a"])
         #expect(recorder.stored.withLock { $0 }.isEmpty)
         // Forgotten afterwards: a repeated acknowledgement is written as any other.
-        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]) == ["a"])
+        path.acknowledged(androidID: 7, ["a"])
+        #expect(recorder.writes.withLock { $0 }.last == "7:a")
     }
 
     @Test func L4_aRowWrittenBeforeItsAcknowledgementIsAnnouncedToTheSession() {
         let recorder = Recorder()
-        let registry = registry(recorder)
-        #expect(registry.offerBeforeStoring(entry("a"), maximumPending: 100))
-        registry.sentBeforeStored(entry("a"))
-        registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 9)])
+        let elsewhere = Mutex<[UInt64]>([])
+        let path = path(recorder) { androidID in elsewhere.withLock { $0.append(androidID) } }
+        let offers = path.offer([entry("a")], maximumPending: 100)
+        path.taken(androidID: 7, persistentID: "a")
+        path.written(offers, [enqueued(entry("a", sequence: 9))])
         #expect(recorder.stored.withLock { $0 } == ["a"])
-        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]) == ["a"])
-        #expect(recorder.written.withLock { $0 }.isEmpty)
-        // An offer the session did not take is never held back; a failed write is forgotten.
-        #expect(registry.offerBeforeStoring(entry("c"), maximumPending: 100))
-        #expect(registry.acknowledgementsToWrite(androidID: 7, ["c"]) == ["c"])
-        registry.withdraw(entry("c"))
-        // No connection here: nothing is offered.
-        var elsewhere = entry("d")
-        elsewhere.androidID = 8
-        #expect(!registry.offerBeforeStoring(elsewhere, maximumPending: 100))
+        path.acknowledged(androidID: 7, ["a"])
+        #expect(recorder.written.withLock { $0 } == ["a"])
+        // An offer the session did not take is never held back; a failed write forgets it.
+        let failed = path.offer([entry("c")], maximumPending: 100)
+        path.acknowledged(androidID: 7, ["c"])
+        #expect(recorder.written.withLock { $0 } == ["a", "c"])
+        path.written(failed, [])
+        // No connection here: nothing is offered, and the node holding the device is told.
+        let away = path.offer([entry("d", androidID: 8)], maximumPending: 100)
+        #expect(recorder.offered.withLock { $0 } == ["a", "c"])
+        path.written(away, [enqueued(entry("d", sequence: 1, androidID: 8))])
+        #expect(elsewhere.withLock { $0 } == [8])
     }
 
     /// Timers a test connection was asked for: each runs its function after its delay
@@ -98,7 +114,7 @@ import Testing
             self.fires = fires
         }
 
-        final class Timer: DeviceRegistry.Timer {
+        final class Timer: DeliveryPath.Timer {
             let timers: Timers
             let pending = Atomic<Bool>(true)
 
@@ -113,7 +129,7 @@ import Testing
             }
         }
 
-        func schedule(_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeviceRegistry.Timer)? {
+        func schedule(_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any DeliveryPath.Timer)? {
             set.add(1, ordering: .relaxed)
             let timer = Timer(self)
             if fires {
@@ -128,9 +144,9 @@ import Testing
         }
     }
 
-    func registry(_ recorder: Recorder, schedule: DeviceRegistry.Schedule?) -> DeviceRegistry {
-        let registry = DeviceRegistry()
-        registry.register(
+    func path(_ recorder: Recorder, schedule: DeliveryPath.Schedule?) -> DeliveryPath {
+        let path = DeliveryPath(acknowledgements: recorder.writer)
+        path.register(
             androidID: 7,
             ClosureMailbox(
                 id: 1, wake: {}, replace: {},
@@ -138,19 +154,16 @@ import Testing
                     recorder.offered.withLock { $0.append(entry.persistentID) }
                     return true
                 }, schedule: schedule))
-        return registry
+        return path
     }
 
-    /// Stores one entry with a wait for its device's answer; answers what the write was given.
-    func storeWaiting(
-        _ registry: DeviceRegistry, _ entry: QueuedMessage, wait: DeviceRegistry.Settle
-    ) async throws -> (written: [String], acknowledged: [String]) {
-        let given = Mutex<(written: [String], acknowledged: [String])>(([], []))
-        try await registry.store([entry], maximumPending: 100, settle: wait) { entries, acknowledged in
-            given.withLock { $0 = (entries.map(\.persistentID), acknowledged.map(\.persistentID)) }
-            return []
-        }
-        return given.withLock { $0 }
+    /// Offers one entry with a wait for its device's answer, as a one-to-one send does;
+    /// answers what the producer then writes and what it counts as acknowledged.
+    func offerWaiting(
+        _ path: DeliveryPath, _ entry: QueuedMessage, wait: DeliveryPath.Settle
+    ) async -> (written: [String], acknowledged: [String]) {
+        let settled = await path.settle(path.offer([entry], maximumPending: 100, settle: wait))
+        return (settled.toWrite.map(\.persistentID), settled.acknowledged.map(\.persistentID))
     }
 
     /// L7: a send to one connected device times its wait on the connection's own timer,
@@ -158,16 +171,16 @@ import Testing
     @Test func L7_anAcknowledgementCancelsTheTimerItsConnectionSetForTheWait() async throws {
         let recorder = Recorder()
         let timers = Timers(fires: false)
-        let registry = registry(recorder, schedule: timers.schedule)
+        let path = path(recorder, schedule: timers.schedule)
         // A timer that never fires: only the acknowledgement can end this wait.
         let send = Task {
-            try await storeWaiting(
-                registry, entry("a"), wait: DeviceRegistry.Settle(quiet: .seconds(5), limit: .seconds(5)))
+            await offerWaiting(path, entry("a"), wait: DeliveryPath.Settle(quiet: .seconds(5), limit: .seconds(5)))
         }
         try await waitUntil { timers.set.load(ordering: .relaxed) == 1 }
-        registry.sentBeforeStored(entry("a"))
-        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]).isEmpty)
-        let outcome = try await send.value
+        path.taken(androidID: 7, persistentID: "a")
+        path.acknowledged(androidID: 7, ["a"])
+        #expect(recorder.written.withLock { $0 }.isEmpty)
+        let outcome = await send.value
         #expect(outcome.written.isEmpty && outcome.acknowledged == ["a"])
         #expect(timers.set.load(ordering: .relaxed) == 1)
         #expect(timers.cancelled.load(ordering: .relaxed) == 1)
@@ -181,26 +194,29 @@ import Testing
     func L7_anUnansweredWaitEndsByTheConnectionsTimerOrATaskOfItsOwn(connectionTimes: Bool) async throws {
         let recorder = Recorder()
         let timers = Timers(fires: true)
-        let schedule: DeviceRegistry.Schedule = { delay, body in
+        let schedule: DeliveryPath.Schedule = { delay, body in
             connectionTimes ? timers.schedule(delay, body) : nil
         }
-        let registry = registry(recorder, schedule: schedule)
+        let path = path(recorder, schedule: schedule)
         let started = ContinuousClock.now
         let send = Task {
-            try await storeWaiting(
-                registry, entry("a"), wait: DeviceRegistry.Settle(quiet: .milliseconds(20), limit: .seconds(5)))
+            await offerWaiting(
+                path, entry("a"), wait: DeliveryPath.Settle(quiet: .milliseconds(20), limit: .seconds(5)))
         }
         try await waitUntil { recorder.offered.withLock { $0 } == ["a"] }
-        registry.sentBeforeStored(entry("a"))
-        let outcome = try await send.value
+        path.taken(androidID: 7, persistentID: "a")
+        let outcome = await send.value
         #expect(outcome.written == ["a"] && outcome.acknowledged.isEmpty)
         #expect(ContinuousClock.now - started < .seconds(5))
         if connectionTimes {
             #expect(timers.fired.load(ordering: .relaxed) >= 1)
         }
         // The acknowledgement that comes after the write is written as any other.
-        registry.storedAfterOffer(entry("a"), stored: [entry("a", sequence: 3)])
-        #expect(registry.acknowledgementsToWrite(androidID: 7, ["a"]) == ["a"])
+        let offers = path.offer([entry("b")], maximumPending: 100)
+        path.taken(androidID: 7, persistentID: "b")
+        path.written(offers, [enqueued(entry("b", sequence: 3))])
+        path.acknowledged(androidID: 7, ["b"])
+        #expect(recorder.written.withLock { $0 } == ["b"])
     }
 
     /// L7: the wait `herald serve --acknowledgement-wait-ms` sets: none for 0, and never

@@ -1,7 +1,6 @@
-import HeraldDelivery
-import HeraldStorage
-import HeraldTelemetry
-import Logging
+public import HeraldStorage
+public import HeraldTelemetry
+public import Logging
 import Synchronization
 
 /// Group commit for acknowledgements: devices acknowledge one message at a time, and
@@ -9,7 +8,7 @@ import Synchronization
 /// after its first acknowledgement, and those that arrive while it is being written go
 /// into the next, so one transaction carries many devices' acknowledgements. A lost
 /// acknowledgement only means a redelivery, which the SDK drops by message id.
-final class AcknowledgementBatcher: Sendable {
+public final class AcknowledgementBatcher: AcknowledgementWriter {
     private let store: any QueueStore
     private let metrics: HeraldMetrics
     private let logger: Logger
@@ -19,7 +18,8 @@ final class AcknowledgementBatcher: Sendable {
     private let signals: AsyncStream<Void>
     private let signal: AsyncStream<Void>.Continuation
 
-    init(store: any QueueStore, metrics: HeraldMetrics, receiptSignal: PushReceiptSignal? = nil, logger: Logger) {
+    public init(store: any QueueStore, metrics: HeraldMetrics, receiptSignal: PushReceiptSignal? = nil, logger: Logger)
+    {
         self.receiptSignal = receiptSignal
         self.store = store
         self.metrics = metrics
@@ -34,7 +34,7 @@ final class AcknowledgementBatcher: Sendable {
     static let gatherMilliseconds = 10
 
     /// Adds acknowledgements to the next batch; callable from any thread without waiting.
-    func submit(androidID: UInt64, persistentIDs: [String]) {
+    public func submit(androidID: UInt64, persistentIDs: [String]) {
         pending.withLock { $0[androidID, default: []] += persistentIDs }
         signal.yield()
     }
@@ -42,7 +42,7 @@ final class AcknowledgementBatcher: Sendable {
     /// Writes batches until `finish()` (or cancellation), then what is still pending. After
     /// a graceful stop that last write runs; a cancelled task's store refuses it, and those
     /// messages are delivered again and dropped by id on the device (SEMANTICS L4).
-    func run() async {
+    public func run() async {
         for await _ in signals {
             // Cut short by a stop, after which the batch is still written.
             try? await Task.sleep(for: .milliseconds(Self.gatherMilliseconds))
@@ -52,7 +52,7 @@ final class AcknowledgementBatcher: Sendable {
     }
 
     /// Writes everything pending, batch by batch.
-    func flush() async {
+    public func flush() async {
         while true {
             let batch = pending.withLock { pending in
                 defer { pending = [:] }
@@ -74,7 +74,7 @@ final class AcknowledgementBatcher: Sendable {
     }
 
     /// Stops the loop once what is pending is written.
-    func finish() {
+    public func finish() {
         signal.finish()
     }
 }

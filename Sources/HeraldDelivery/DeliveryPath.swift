@@ -1,0 +1,274 @@
+public import HeraldCore
+import Synchronization
+
+/// The one way a stored message reaches a device connected to this node: which session holds
+/// each device, and the "offered while stored" order (`OfferLedger`) by which a connected
+/// device gets a message while its row is being written.
+///
+/// Every producer (sends of every API, fanout pages, Web Push, upstream errors) goes
+/// through it in three straight steps:
+///
+///     let settled = await path.settle(path.offer(entries, maximumPending: limit, settle: wait))
+///     var enqueued: [Enqueued] = []
+///     defer { path.written(settled, enqueued) }
+///     enqueued = try await store.appendMessages(…, queue: settled.toWrite, …)
+///
+/// and every session answers it: it took or declined an offer, its device acknowledged.
+/// What to do with the rows of acknowledgements, and with devices held by no session
+/// here, is given at construction.
+public final class DeliveryPath: Sendable {
+    /// Sets a timer that runs `body` after `delay`, unless it is cancelled first.
+    public typealias Schedule = @Sendable (_ delay: Duration, _ body: @escaping @Sendable () -> Void) -> (any Timer)?
+
+    /// A timer set by a mailbox's `schedule`.
+    public protocol Timer: Sendable {
+        /// Takes the timer back; nothing happens if it has fired already.
+        func cancel()
+    }
+
+    /// How long a producer waits for the answers of the devices it offered entries to.
+    public struct Settle: Sendable, Equatable {
+        /// The wait ends when no answer came for this long,
+        public var quiet: Duration
+        /// and after this long in all.
+        public var limit: Duration
+
+        public init(quiet: Duration, limit: Duration) {
+            self.quiet = quiet
+            self.limit = limit
+        }
+    }
+
+    /// The ledger, and the producers waiting on its pages.
+    private struct State {
+        var ledger = OfferLedger()
+        var waiters: [UInt64: Waiter] = [:]
+    }
+
+    /// A producer waiting for its page, and the alarm set for it.
+    private struct Waiter {
+        var continuation: CheckedContinuation<Void, Never>?
+        var alarm: (any Timer)?
+    }
+
+    private let connections = ConnectionRegistry()
+    private let state = Mutex(State())
+    /// Deletes the rows of acknowledged messages.
+    private let acknowledgements: (any AcknowledgementWriter)?
+    /// Hears of devices that got messages but hold no connection here, when several nodes
+    /// share the store (another node may hold them).
+    private let elsewhere: (@Sendable (UInt64) -> Void)?
+    private let clock: any HeraldClock
+
+    public init(
+        acknowledgements: (any AcknowledgementWriter)? = nil, elsewhere: (@Sendable (UInt64) -> Void)? = nil,
+        clock: any HeraldClock = SystemClock()
+    ) {
+        self.acknowledgements = acknowledgements
+        self.elsewhere = elsewhere
+        self.clock = clock
+    }
+
+    // MARK: Connections
+
+    /// Records the session a device logged in on; the one it replaces, if any, is told.
+    public func register(androidID: UInt64, _ mailbox: any DeviceMailbox) {
+        connections.register(androidID: androidID, mailbox)
+    }
+
+    /// Forgets a connection, unless the device has logged in again on another one since.
+    public func unregister(androidID: UInt64, connectionID: UInt64) {
+        connections.unregister(androidID: androidID, connectionID: connectionID)
+    }
+
+    /// Asks the session holding a device to read its queue; false when none holds it here.
+    @discardableResult
+    public func wake(androidID: UInt64) -> Bool {
+        guard let mailbox = connections.mailbox(of: androidID) else { return false }
+        mailbox.wake()
+        return true
+    }
+
+    /// Delivers a message now to a connected device that can take it; false otherwise.
+    public func deliverNow(androidID: UInt64, _ message: QueuedMessage) -> Bool {
+        connections.mailbox(of: androidID)?.deliverNow(message) ?? false
+    }
+
+    /// Asks every session here to read its queue.
+    public func wakeAll() {
+        for mailbox in connections.all() { mailbox.wake() }
+    }
+
+    /// The devices holding a connection here, in ascending order.
+    public func connectedDevices() -> [UInt64] { connections.devices() }
+
+    /// Whether a device holds a connection here.
+    public func isConnected(androidID: UInt64) -> Bool { connections.contains(androidID) }
+
+    /// How many devices are connected.
+    public var count: Int { connections.count }
+
+    // MARK: Producers
+
+    /// Offers each entry to the session holding its device, before its row is written, so
+    /// that a connected device does not wait for the write. Entries that carry a "messages
+    /// deleted" count are not offered: the session reads them from the queue. With
+    /// `settle`, `settle(_:)` then waits for the devices' answers.
+    public func offer(_ entries: [QueuedMessage], maximumPending: Int, settle: Settle? = nil) -> Offers {
+        let holders = connections.mailboxes(of: entries)
+        var offers = Offers(entries)
+        if let settle, holders.contains(where: { $0 != nil }) {
+            offers.page = state.withLock { $0.ledger.openPage(settle, now: clock.uptime()) }
+            // One entry (a send to one device) is timed on its connection's own thread.
+            if entries.count == 1 { offers.timekeeper = holders[0] }
+        }
+        for index in entries.indices where entries[index].deletedCount == 0 {
+            guard let holder = holders[index] else { continue }
+            let key = OfferLedger.Key(entries[index])
+            // Recorded before the session can see it, so that its answers find it.
+            state.withLock { $0.ledger.offer(key, page: offers.page) }
+            if holder.offer(entries[index], maximumPending: maximumPending) {
+                offers.offered[index] = true
+            } else {
+                perform(state.withLock { $0.ledger.refused(key) })
+            }
+        }
+        return offers
+    }
+
+    /// Waits until the devices offered entries have answered, or the producer's `Settle`
+    /// ends the wait. An entry its device acknowledged meanwhile, and that cannot change
+    /// what its queue holds (it has no collapse key), needs no row: it moves from `toWrite`
+    /// to `acknowledged`, which still counts as delivered (SEMANTICS L7).
+    public func settle(_ offers: Offers) async -> Offers {
+        guard let page = offers.page else { return offers }
+        await withCheckedContinuation { continuation in
+            let actions = state.withLock { state in
+                state.waiters[page] = Waiter(continuation: continuation)
+                return state.ledger.wait(page: page, now: clock.uptime())
+            }
+            perform(actions, timekeeper: offers.timekeeper)
+        }
+        let keys = offers.toWrite.indices.map { index -> OfferLedger.Key? in
+            guard offers.offered[index], offers.toWrite[index].collapseKey == nil else { return nil }
+            return OfferLedger.Key(offers.toWrite[index])
+        }
+        let settled = state.withLock { $0.ledger.closePage(page, keys: keys) }
+        var result = offers
+        result.page = nil
+        result.timekeeper = nil
+        guard settled.contains(true) else { return result }
+        result.toWrite = []
+        result.offered = []
+        for index in offers.toWrite.indices {
+            if settled[index] {
+                result.acknowledged.append(offers.toWrite[index])
+            } else {
+                result.toWrite.append(offers.toWrite[index])
+                result.offered.append(offers.offered[index])
+            }
+        }
+        return result
+    }
+
+    /// After the write of `offers.toWrite`: tells the sessions of the rows stored (`enqueued`,
+    /// one per entry), except an offered entry whose device acknowledged it meanwhile, whose
+    /// row is deleted instead. Devices no session here holds are told to `elsewhere`. The
+    /// offers of entries the write did not answer (all of them when it failed) are forgotten.
+    public func written(_ offers: Offers, _ enqueued: [Enqueued]) {
+        // Looked up again: a device may have connected here while the rows were written.
+        let holders = connections.mailboxes(of: offers.toWrite)
+        for (index, outcome) in zip(offers.toWrite.indices, enqueued) where offers.toWrite[index].deletedCount == 0 {
+            var rows = outcome.stored
+            let entry = offers.toWrite[index]
+            if offers.offered[index], state.withLock({ $0.ledger.written(OfferLedger.Key(entry)) }) {
+                let acknowledged = rows.filter { $0.persistentID == entry.persistentID }
+                if !acknowledged.isEmpty {
+                    acknowledgements?.submit(
+                        androidID: entry.androidID, persistentIDs: acknowledged.map(\.persistentID))
+                }
+                rows.removeAll { $0.persistentID == entry.persistentID }
+            }
+            announce(rows, to: holders[index])
+        }
+        guard enqueued.count < offers.toWrite.count else { return }
+        state.withLock { state in
+            for index in offers.toWrite.indices.dropFirst(enqueued.count) where offers.offered[index] {
+                state.ledger.withdraw(OfferLedger.Key(offers.toWrite[index]))
+            }
+        }
+    }
+
+    /// Tells the session holding a device of rows just stored in its queue (all its own);
+    /// with no session here, `elsewhere` hears of the device.
+    private func announce(_ rows: [QueuedMessage], to mailbox: (any DeviceMailbox)?) {
+        guard let first = rows.first else { return }
+        guard let mailbox else {
+            elsewhere?(first.androidID)
+            return
+        }
+        for row in rows { mailbox.stored(row) }
+    }
+
+    // MARK: Sessions
+
+    /// A session sent an offered entry, before its device can answer it.
+    public func taken(androidID: UInt64, persistentID: String) {
+        let now = clock.uptime()
+        state.withLock { $0.ledger.taken(OfferLedger.Key(androidID: androidID, persistentID: persistentID), now: now) }
+    }
+
+    /// A session took an offered entry but did not send it (its device dozes, its window is
+    /// full, or it has older messages to read first): the entry is written and announced as
+    /// any other, and its producer waits no longer for it.
+    public func declined(androidID: UInt64, persistentID: String) {
+        let now = clock.uptime()
+        perform(
+            state.withLock {
+                $0.ledger.declined(OfferLedger.Key(androidID: androidID, persistentID: persistentID), now: now)
+            })
+    }
+
+    /// A device acknowledged messages: their rows are deleted, now or, for rows still being
+    /// written, once they are (`stored`).
+    public func acknowledged(androidID: UInt64, _ persistentIDs: [String]) {
+        guard !persistentIDs.isEmpty else { return }
+        let now = clock.uptime()
+        perform(state.withLock { $0.ledger.acknowledged(androidID: androidID, persistentIDs, now: now) })
+    }
+
+    // MARK: Carrying out the ledger's actions
+
+    private func perform(_ actions: [OfferLedger.Action], timekeeper: (any DeviceMailbox)? = nil) {
+        for action in actions {
+            switch action {
+            case .release(let page):
+                let waiter = state.withLock { $0.waiters.removeValue(forKey: page) }
+                waiter?.alarm?.cancel()
+                waiter?.continuation?.resume()
+            case .setAlarm(let page, let at):
+                setAlarm(page: page, in: max(at - clock.uptime(), .zero), timekeeper: timekeeper)
+            case .writeAcknowledgements(let androidID, let persistentIDs):
+                acknowledgements?.submit(androidID: androidID, persistentIDs: persistentIDs)
+            }
+        }
+    }
+
+    /// Sets a page's alarm: on its connection's thread when one device's answer is awaited
+    /// (the acknowledgement that takes it back is read there), else by a task of its own.
+    private func setAlarm(page: UInt64, in delay: Duration, timekeeper: (any DeviceMailbox)?) {
+        let ring: @Sendable () -> Void = { [weak self] in
+            guard let self else { return }
+            let now = self.clock.uptime()
+            self.perform(self.state.withLock { $0.ledger.alarmRang(page: page, now: now) }, timekeeper: timekeeper)
+        }
+        let alarm = timekeeper?.schedule(after: delay, ring) ?? TaskTimer(after: delay, ring)
+        let stale = state.withLock { state -> Bool in
+            guard state.waiters[page] != nil else { return true }
+            state.waiters[page]?.alarm = alarm
+            return false
+        }
+        // Released while the alarm was being set.
+        if stale { alarm.cancel() }
+    }
+}
