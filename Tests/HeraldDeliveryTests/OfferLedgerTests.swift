@@ -99,4 +99,27 @@ import Testing
         ledger.withdraw(key("c"))
         #expect(notSent == [.writeAcknowledgements(androidID: 7, ["c"])] && ledger.openCount == (0, 0))
     }
+
+    @Test func L7_aDeclinedOfferAnswersItsPageOnceAndIsReadFromTheQueueLater() {
+        var (ledger, page, _) = waiting(for: ["a", "b"])
+        let declined = ledger.declined(key("a"), now: at(10))
+        let declinedAgain = ledger.declined(key("a"), now: at(20))
+        // Its acknowledgement (of the row read later) is written at once; the page still waits for "b".
+        let acknowledged = ledger.acknowledged(androidID: 7, ["a"], now: at(40))
+        #expect(declined.isEmpty && declinedAgain.isEmpty)
+        #expect(acknowledged == [.writeAcknowledgements(androidID: 7, ["a"])])
+        let released = ledger.refused(key("b"))
+        #expect(released == [.release(page: page)])
+    }
+
+    @Test func L4_aRepeatedAcknowledgementAfterTheWriteIsWrittenAsAnyOther() {
+        var ledger = OfferLedger()
+        ledger.offer(key("a"), page: nil)
+        ledger.taken(key("a"), now: at(0))
+        _ = ledger.acknowledged(androidID: 7, ["a"], now: at(1))
+        let rowMustGo = ledger.written(key("a"))
+        let again = ledger.acknowledged(androidID: 7, ["a"], now: at(2))
+        let writtenAgain = ledger.written(key("a"))
+        #expect(rowMustGo && again == [.writeAcknowledgements(androidID: 7, ["a"])] && !writtenAgain)
+    }
 }
