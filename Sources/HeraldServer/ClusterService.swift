@@ -1,7 +1,7 @@
-public import HeraldCore
-public import HeraldDelivery
-public import HeraldStorage
-public import Logging
+import HeraldCore
+import HeraldDelivery
+import HeraldStorage
+import Logging
 public import ServiceLifecycle
 import Synchronization
 
