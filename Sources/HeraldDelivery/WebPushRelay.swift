@@ -55,6 +55,8 @@ public final class WebPushRelay: Sendable {
     /// How often a waiting read looks at a store other nodes share (their receipts are
     /// announced there only); nil for a store of this node alone.
     private let sharedStoreLook: Duration?
+    /// Checks senders' VAPID JWTs, each signature once.
+    private let vapid: VAPIDVerifier
 
     public init(
         configuration: Configuration, store: any HeraldStore, path: DeliveryPath,
@@ -64,6 +66,7 @@ public final class WebPushRelay: Sendable {
         self.receiptSignal = receiptSignal
         self.sharedStoreLook = cluster.isShared ? .seconds(2) : nil
         self.configuration = configuration
+        self.vapid = VAPIDVerifier(audiences: configuration.audiences)
         self.store = store
         self.path = path
         self.planner = DeliveryPlanner(store: store, path: path, cluster: cluster)
@@ -102,8 +105,7 @@ public final class WebPushRelay: Sendable {
         let subscriptionKey = WebChannelBinding.publicKey(channel.sender)
         if let credential {
             do {
-                try VAPID.verify(
-                    credential, audiences: configuration.audiences, subscriptionKey: subscriptionKey, now: now)
+                try vapid.verify(credential, subscriptionKey: subscriptionKey, now: now)
             } catch {
                 metrics.increment("herald_web_push_refused_total", [("reason", "vapid")])
                 throw WebPushRequest.Refusal(status: error.isForbidden ? 403 : 401, reason: error.description)

@@ -11,7 +11,7 @@ public import HeraldCore
 /// `Authorization: WebPush <JWT>` with `Crypto-Key: p256ecdsa=<key>`.
 public enum VAPID {
     /// A JWT and the public key it claims to be signed with (an uncompressed P-256 point).
-    public struct Credential: Sendable, Equatable {
+    public struct Credential: Sendable, Hashable {
         public var token: String
         public var key: [UInt8]
 
@@ -98,6 +98,28 @@ public enum VAPID {
     public static func verify(
         _ credential: Credential, audiences: Set<String>, subscriptionKey: [UInt8]?, now: Timestamp
     ) throws(Failure) -> String? {
+        try signedClaims(credential, audiences: audiences).check(credential, subscriptionKey: subscriptionKey, now: now)
+    }
+
+    /// What a credential's signature vouches for, checked once: when it expires and whom it names.
+    public struct Claims: Sendable {
+        public var expiry: Int64
+        public var subject: String?
+
+        /// The checks that depend on the moment and the subscription: answers `subject`.
+        public func check(_ credential: Credential, subscriptionKey: [UInt8]?, now: Timestamp) throws(Failure)
+            -> String?
+        {
+            guard expiry > now.seconds else { throw .expired }
+            guard expiry <= now.seconds + maximumLifetimeSeconds else { throw .tooFarAhead }
+            if let subscriptionKey, subscriptionKey != credential.key { throw .wrongKey }
+            return subject
+        }
+    }
+
+    /// Verifies a credential's signature and reads its claims: the costly part of `verify`,
+    /// the same for every use of one JWT with one key.
+    public static func signedClaims(_ credential: Credential, audiences: Set<String>) throws(Failure) -> Claims {
         let segments = credential.token.split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3, let headerBytes = Base64URL.decode(String(segments[0])),
             let claimBytes = Base64URL.decode(String(segments[1])),
@@ -120,10 +142,6 @@ public enum VAPID {
             throw .wrongAudience(audience)
         }
         guard let exp = claims["exp"]?.numberValue else { throw .malformed("no exp") }
-        let expiry = Int64(exp)
-        guard expiry > now.seconds else { throw .expired }
-        guard expiry <= now.seconds + maximumLifetimeSeconds else { throw .tooFarAhead }
-        if let subscriptionKey, subscriptionKey != credential.key { throw .wrongKey }
-        return claims["sub"]?.stringValue
+        return Claims(expiry: Int64(exp), subject: claims["sub"]?.stringValue)
     }
 }
