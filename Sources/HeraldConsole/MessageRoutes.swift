@@ -42,7 +42,7 @@ struct MessageRoutes {
             ("Accepted", UTCTime.shown(message.createdAt)),
             (
                 "Sent to",
-                "\(message.targetKind) \(message.targetKind == "token" ? Registration.redacted(message.target) : message.target)"
+                "\(message.targetKind.rawValue) \(message.targetKind == .token ? Registration.redacted(message.target) : message.target)"
             ),
             ("Kept until", UTCTime.shown(message.expiresAt)),
             ("Analytics label", message.analyticsLabel.isEmpty ? "none" : message.analyticsLabel),
@@ -71,10 +71,10 @@ struct MessageRoutes {
 
     private func registration(of message: StoredMessage) async throws -> Registration? {
         switch message.targetKind {
-        case "token": try await environment.store.registration(token: message.target)
-        case "fid":
+        case .token: try await environment.store.registration(token: message.target)
+        case .fid:
             try await environment.store.registration(installationID: message.target, projectID: message.projectID)
-        default: nil
+        case .topic, .condition: nil
         }
     }
 }

@@ -66,7 +66,7 @@ public final class Dispatcher: Sendable {
         let now = clock.now()
         var registration: Registration?
         var audience: FanoutJob.Audience?
-        let targetKind: String
+        let targetKind: TargetKind
         let target: String
         switch message.target {
         case .token(let token):
@@ -79,18 +79,18 @@ public final class Dispatcher: Sendable {
                 registration = try await liveRegistration(
                     found, project: project, message: message, now: now, countUnregistered: !request.validateOnly)
             }
-            (targetKind, target) = ("token", token)
+            (targetKind, target) = (.token, token)
         case .fid(let fid):
             registration = try await liveRegistration(
                 try await store.registration(installationID: fid, projectID: project.id), project: project,
                 message: message, now: now, countUnregistered: !request.validateOnly)
-            (targetKind, target) = ("fid", fid)
+            (targetKind, target) = (.fid, fid)
         case .topic(let name):
             audience = .topic(name)
-            (targetKind, target) = ("topic", name)
+            (targetKind, target) = (.topic, name)
         case .condition(let condition):
             audience = .condition(condition.description)
-            (targetKind, target) = ("condition", condition.description)
+            (targetKind, target) = (.condition, condition.description)
         }
         if audience != nil, let fanouts, !fanouts.hasRoom(for: project) {
             throw HeraldError.quotaExceeded(
@@ -211,7 +211,7 @@ public final class Dispatcher: Sendable {
     }
 
     private func stored(
-        _ message: HeraldCore.Message, id: String, project: Project, kind: String, target: String, now: Timestamp,
+        _ message: HeraldCore.Message, id: String, project: Project, kind: TargetKind, target: String, now: Timestamp,
         ttl: Int64
     ) -> StoredMessage {
         StoredMessage(

@@ -58,16 +58,16 @@ final class ReceiptRecorder: Sendable {
             $0.projectID == message.projectID
         }
         switch message.targetKind {
-        case "token":
+        case .token:
             if let direct = registrations.first(where: { $0.token == message.target }) { return direct }
             let group = try await store.deviceGroup(
                 projectID: message.projectID, name: nil, notificationKey: message.target)
             return registrations.first { group?.members.contains($0.token) == true }
-        case "fid":
+        case .fid:
             return registrations.first { $0.installationID == message.target }
-        case "topic", "condition":
+        case .topic, .condition:
             // Only subscriptions made before the message was sent: the fanout reached those.
-            let condition = message.targetKind == "topic" ? nil : try? Condition.parse(message.target)
+            let condition = message.targetKind == .topic ? nil : try? Condition.parse(message.target)
             for registration in registrations where registration.createdAt <= message.createdAt {
                 let topics = Set(
                     try await store.subscriptions(token: registration.token).filter {
@@ -77,8 +77,6 @@ final class ReceiptRecorder: Sendable {
                     return registration
                 }
             }
-            return nil
-        default:
             return nil
         }
     }

@@ -36,8 +36,8 @@ public struct StoredMessage: Sendable, Hashable {
     public var id: String
     /// The project that sent it.
     public var projectID: String
-    /// What it was sent to: `token`, `topic`, `condition` or `fid`.
-    public var targetKind: String
+    /// What it was sent to.
+    public var targetKind: TargetKind
     /// The token, topic name, condition text or installation id.
     public var target: String
     /// The canonical message JSON.
@@ -51,7 +51,7 @@ public struct StoredMessage: Sendable, Hashable {
     public var analyticsLabel: String
 
     public init(
-        id: String, projectID: String, targetKind: String, target: String, body: String, createdAt: Timestamp,
+        id: String, projectID: String, targetKind: TargetKind, target: String, body: String, createdAt: Timestamp,
         expiresAt: Timestamp, analyticsLabel: String = ""
     ) {
         self.analyticsLabel = analyticsLabel

@@ -56,7 +56,7 @@ import Testing
                 createdAt: clock.now(), expiresAt: clock.now().adding(seconds: 3600))
             try await store.createFanout(
                 StoredMessage(
-                    id: id, projectID: project.id, targetKind: "topic", target: "x", body: job.body,
+                    id: id, projectID: project.id, targetKind: .topic, target: "x", body: job.body,
                     createdAt: job.createdAt,
                     expiresAt: job.expiresAt),
                 job: job, stats: [])

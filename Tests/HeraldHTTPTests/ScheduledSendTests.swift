@@ -44,7 +44,7 @@ import Testing
         #expect(try await Self.sender(second).sendDue() == 0)
         #expect(try await store.messageCount(projectID: first.project.id) == 1)
         let message = try #require(try await store.message(id: send.messageID))
-        #expect(message.targetKind == "topic" && message.target == "news")
+        #expect(message.targetKind == .topic && message.target == "news")
         let kept = try await store.scheduledSends(projectID: first.project.id, limit: 10)
         #expect(kept.map(\.state) == [.sent])
         #expect(kept.first?.outcome == "projects/\(first.project.id)/messages/\(send.messageID)")

@@ -45,7 +45,7 @@ import Testing
             let name = try #require(try response.json()["name"]?.stringValue)
             let stored = try #require(try await server.store.message(id: String(name.split(separator: "/").last!)))
             #expect(stored.expiresAt == stored.createdAt.adding(seconds: 60))
-            #expect(stored.targetKind == "condition")
+            #expect(stored.targetKind == .condition)
         }
     }
 

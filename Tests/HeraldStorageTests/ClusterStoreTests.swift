@@ -181,7 +181,7 @@ struct ClusterStoreTests {
 
     @Test func T6_messagesToAnAppInstanceAreCountedFromWhatEveryNodeStored() async throws {
         let stores = try await cluster(["a", "b"])
-        func message(_ id: String, to target: String, kind: String = "token", at seconds: Int64) -> StoredMessage {
+        func message(_ id: String, to target: String, kind: TargetKind = .token, at seconds: Int64) -> StoredMessage {
             StoredMessage(
                 id: id, projectID: "alpha-project", targetKind: kind, target: target, body: "{}",
                 createdAt: Timestamp(seconds: seconds), expiresAt: Timestamp(seconds: 100_000))
@@ -191,7 +191,7 @@ struct ClusterStoreTests {
             message("m3", to: "other", at: 3_550),
         ])
         try await stores[1].appendMessages([
-            message("m4", to: "fid-1", kind: "fid", at: 3_565), message("m5", to: "token-1", at: 3_570),
+            message("m4", to: "fid-1", kind: .fid, at: 3_565), message("m5", to: "token-1", at: 3_570),
         ])
         let now = Timestamp(seconds: 3_620)
         let recent = try await stores[1].recentMessages(

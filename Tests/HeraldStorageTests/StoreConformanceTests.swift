@@ -39,7 +39,7 @@ func sampleKey(_ id: String, project: String = "alpha-project", at seconds: Int6
 
 func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMessage {
     StoredMessage(
-        id: id, projectID: project, targetKind: "topic", target: "news", body: #"{"data":{"k":"v"}}"#,
+        id: id, projectID: project, targetKind: .topic, target: "news", body: #"{"data":{"k":"v"}}"#,
         createdAt: Timestamp(seconds: 2000), expiresAt: Timestamp(seconds: 2000 + 2_419_200))
 }
 

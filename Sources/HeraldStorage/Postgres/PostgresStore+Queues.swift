@@ -24,7 +24,7 @@ extension PostgresStore {
             let (id, project, kind, target, body, created, expires, label) = try row.decode(
                 (String, String, String, String, String, Int64, Int64, String).self)
             return StoredMessage(
-                id: id, projectID: project, targetKind: kind, target: target, body: body,
+                id: id, projectID: project, targetKind: TargetKind(stored: kind), target: target, body: body,
                 createdAt: Timestamp(milliseconds: created), expiresAt: Timestamp(milliseconds: expires),
                 analyticsLabel: label)
         }
@@ -39,7 +39,7 @@ extension PostgresStore {
         """
         INSERT INTO messages (id, project_id, target_kind, target, body, created_at, expires_at, analytics_label)
         SELECT * FROM UNNEST(\(binds.place(messages.map(\.id)))::text[], \(binds.place(messages.map(\.projectID)))::text[],
-            \(binds.place(messages.map(\.targetKind)))::text[], \(binds.place(messages.map(\.target)))::text[],
+            \(binds.place(messages.map(\.targetKind.rawValue)))::text[], \(binds.place(messages.map(\.target)))::text[],
             \(binds.place(messages.map(\.body)))::text[], \(binds.place(messages.map(\.createdAt.milliseconds)))::bigint[],
             \(binds.place(messages.map(\.expiresAt.milliseconds)))::bigint[],
             \(binds.place(messages.map(\.analyticsLabel)))::text[])

@@ -179,7 +179,7 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?)
                 """,
             arguments: [
-                message.id, message.projectID, message.targetKind, message.target, message.body,
+                message.id, message.projectID, message.targetKind.rawValue, message.target, message.body,
                 message.createdAt.milliseconds, message.expiresAt.milliseconds, message.analyticsLabel,
             ])
     }
@@ -188,7 +188,8 @@ extension SQLiteStore {
         try read { db in
             try Row.fetchOne(cached: db, sql: "SELECT * FROM messages WHERE id = ?", arguments: [id]).map { row in
                 StoredMessage(
-                    id: row["id"], projectID: row["project_id"], targetKind: row["target_kind"], target: row["target"],
+                    id: row["id"], projectID: row["project_id"], targetKind: TargetKind(stored: row["target_kind"]),
+                    target: row["target"],
                     body: row["body"], createdAt: Timestamp(milliseconds: row["created_at"]),
                     expiresAt: Timestamp(milliseconds: row["expires_at"]), analyticsLabel: row["analytics_label"])
             }
