@@ -112,6 +112,11 @@ def test_firebase_admin_with_its_default_endpoints_and_curl_over_http2(drop_in):
     assert results["send"].startswith("projects/compat-dropin/messages/")
     assert results["dry_run"].startswith("projects/compat-dropin/messages/")
     assert len(results["send_each_async"]) == 3 and results["httpx_http_version"] == "HTTP/2"
+    # A bulk send as the SDKs make it: 500 at once over one connection, none refused
+    # (no REFUSED_STREAM, no GOAWAY); the server allows at least 1,000 streams a connection.
+    print("send_each_async of 500:", results["send_each_async_500"], "stream limit:", results["advertised_stream_limit"])
+    assert results["send_each_async_500"]["success"] == 500, results["send_each_async_500"]
+    assert results["advertised_stream_limit"] >= 1000
     assert results["subscribe_to_topic"] == {"success": 0, "failure": 1, "reasons": ["INVALID_ARGUMENT"]}
     assert results["subscribed"] == {"v1": 1, "legacy": 1}
     assert results["firebase_messaging"] == [{"to": "dropin-legacy"}, {"to": "dropin-v1"}, {"to": "receiver"}]

@@ -49,7 +49,12 @@ struct DropInChildChannel: ServerChildChannel {
             if case .hostname(let name) = result, DropInHosts.isDeviceGateway(name) {
                 route.completeWith(Result { try gateway.adopt(channel, tls: deviceTLS) }.map { .device })
             } else {
-                route.completeWith(http.setup(channel: channel, logger: logger).map { .http($0) })
+                route.completeWith(
+                    http.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                        let tls = try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+                        try channel.pipeline.syncOperations.addHandler(HTTP2StreamAllowance(), position: .after(tls))
+                        return .http(value)
+                    })
             }
             // The reader then removes itself and hands the client hello on to the TLS handler.
             return channel.eventLoop.makeSucceededVoidFuture()
