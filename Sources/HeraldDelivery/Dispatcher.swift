@@ -9,7 +9,7 @@ import SwiftProtobuf
 /// (SEMANTICS D1–D6, L5, L6), stores them durably with their device-queue entries, wakes
 /// the devices' connections, and counts every outcome (L7).
 public final class Dispatcher: Sendable {
-    private let store: any HeraldStore
+    private let store: any RegistrationStore & TopicStore & QueueStore & StatsStore & FanoutStore & UpstreamStore
     /// The nodes sharing the store; with several, a device's rate (T6) is counted in the store.
     private let cluster: any Cluster
     private let clock: any HeraldClock
@@ -33,7 +33,8 @@ public final class Dispatcher: Sendable {
     private let acknowledgementWait: DeliveryPath.Settle?
 
     public init(
-        store: any HeraldStore, clock: any HeraldClock, metrics: HeraldMetrics, path: DeliveryPath,
+        store: any RegistrationStore & TopicStore & QueueStore & StatsStore & FanoutStore & UpstreamStore,
+        clock: any HeraldClock, metrics: HeraldMetrics, path: DeliveryPath,
         fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(),
         acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait,
         cluster: any Cluster = SingleNodeCluster(), logger: Logger

@@ -14,7 +14,7 @@ public final class UpstreamIntake: Sendable {
     /// Hears the project of every message kept here (this node's XMPP connections).
     public typealias Arrival = @Sendable (_ projectID: String) -> Void
 
-    private let store: any HeraldStore
+    private let store: any RegistrationStore & CredentialStore & QueueStore & UpstreamStore
     private let path: DeliveryPath
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
@@ -25,7 +25,8 @@ public final class UpstreamIntake: Sendable {
     private let arrival: Arrival?
 
     public init(
-        store: any HeraldStore, path: DeliveryPath, clock: any HeraldClock, metrics: HeraldMetrics,
+        store: any RegistrationStore & CredentialStore & QueueStore & UpstreamStore, path: DeliveryPath,
+        clock: any HeraldClock, metrics: HeraldMetrics,
         limits: UpstreamLimits = UpstreamLimits(), projects: (@Sendable (String) -> Project?)? = nil,
         arrival: Arrival? = nil, logger: Logger
     ) {

@@ -43,7 +43,7 @@ public final class WebPushRelay: Sendable {
     public static let receiptsPerRead = 100
 
     public let configuration: Configuration
-    private let store: any HeraldStore
+    private let store: any RegistrationStore & QueueStore & UpstreamStore
     private let path: DeliveryPath
     private let planner: DeliveryPlanner
     private let quotas: Quotas
@@ -59,7 +59,7 @@ public final class WebPushRelay: Sendable {
     private let vapid: VAPIDVerifier
 
     public init(
-        configuration: Configuration, store: any HeraldStore, path: DeliveryPath,
+        configuration: Configuration, store: any RegistrationStore & QueueStore & UpstreamStore, path: DeliveryPath,
         cluster: any Cluster = SingleNodeCluster(), quotas: Quotas, clock: any HeraldClock, metrics: HeraldMetrics,
         receiptSignal: PushReceiptSignal = PushReceiptSignal(), logger: Logger
     ) {

@@ -17,7 +17,7 @@ import Synchronization
 /// its channel and handler, no task; only store reads leave the event loop.
 public final class DeviceGateway: Sendable {
     let configuration: GatewayConfiguration
-    let store: any HeraldStore
+    let store: any RegistrationStore & TopicStore & QueueStore & StatsStore
     let devices: DeliveryPath
     let clock: any HeraldClock
     let metrics: HeraldMetrics
@@ -47,7 +47,8 @@ public final class DeviceGateway: Sendable {
 
     /// A gateway serving `tls` (`tlsContext(for:)`, nil for plaintext).
     public init(
-        configuration: GatewayConfiguration, tls: NIOSSLContext?, store: any HeraldStore, devices: DeliveryPath,
+        configuration: GatewayConfiguration, tls: NIOSSLContext?,
+        store: any RegistrationStore & TopicStore & QueueStore & StatsStore, devices: DeliveryPath,
         clock: any HeraldClock,
         metrics: HeraldMetrics, acknowledgements: AcknowledgementBatcher,
         collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil, cluster: any Cluster = SingleNodeCluster(),

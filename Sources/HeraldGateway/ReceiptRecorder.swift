@@ -6,14 +6,14 @@ import Synchronization
 /// Counts devices' receipts (impressions and opens, SEMANTICS L7) against the messages they
 /// name, for the devices those messages were addressed to.
 final class ReceiptRecorder: Sendable {
-    private let store: any HeraldStore
+    private let store: any RegistrationStore & TopicStore & QueueStore & StatsStore
     private let metrics: HeraldMetrics
     /// Receipts being counted now, bounded by `maximumReceiptsInProgress`.
     private let receiptsInProgress = Atomic<Int>(0)
     static let maximumReceiptsInProgress = 64
     static let receiptRetryMilliseconds = 200
 
-    init(store: any HeraldStore, metrics: HeraldMetrics) {
+    init(store: any RegistrationStore & TopicStore & QueueStore & StatsStore, metrics: HeraldMetrics) {
         self.store = store
         self.metrics = metrics
     }
