@@ -57,12 +57,17 @@ public final class WebPushRelay: Sendable {
     private let sharedStoreLook: Duration?
     /// Checks senders' VAPID JWTs, each signature once.
     private let vapid: VAPIDVerifier
+    /// How long a push waits for its connected device's acknowledgement before its row is
+    /// written, as a one-to-one send does (`Dispatcher.acknowledgementWait`); nil for none.
+    private let acknowledgementWait: DeliveryPath.Settle?
 
     public init(
         configuration: Configuration, store: any RegistrationStore & QueueStore & UpstreamStore, path: DeliveryPath,
         cluster: any Cluster = SingleNodeCluster(), quotas: Quotas, clock: any HeraldClock, metrics: HeraldMetrics,
-        receiptSignal: PushReceiptSignal = PushReceiptSignal(), logger: Logger
+        receiptSignal: PushReceiptSignal = PushReceiptSignal(), acknowledgementWait: DeliveryPath.Settle? = nil,
+        logger: Logger
     ) {
+        self.acknowledgementWait = acknowledgementWait
         self.receiptSignal = receiptSignal
         self.sharedStoreLook = cluster.isShared ? .seconds(2) : nil
         self.configuration = configuration
@@ -150,11 +155,17 @@ public final class WebPushRelay: Sendable {
         }
         if !queue.isEmpty {
             let limits = QueueLimits(ProjectSettings())
-            let offers = path.offer(queue, maximumPending: limits.maximumPending)
+            // A message its device acknowledges within the wait needs no row; one whose receipt
+            // is wanted is always written, as its receipt is kept with the row's acknowledgement.
+            let settled = await path.settle(
+                path.offer(
+                    queue, maximumPending: limits.maximumPending, settle: receipts == nil ? acknowledgementWait : nil))
             var enqueued: [Enqueued] = []
             // Tells the session what was written; the offers of a failed write are forgotten.
-            defer { path.written(offers, enqueued) }
-            enqueued = try await store.appendMessages([], queue: offers.toWrite, limits: limits, stats: [])
+            defer { path.written(settled, enqueued) }
+            if !settled.toWrite.isEmpty {
+                enqueued = try await store.appendMessages([], queue: settled.toWrite, limits: limits, stats: [])
+            }
         }
         return Accepted(
             messageID: id, ttlSeconds: request.ttlSeconds, location: messageResource(token: token, messageID: id),

@@ -132,7 +132,7 @@ public struct HeraldNode: Sendable {
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
             store: store, path: devices, cluster: cluster, quotas: quotas, clock: clock, metrics: metrics,
-            receiptSignal: receiptSignal, logger: logger)
+            receiptSignal: receiptSignal, acknowledgementWait: configuration.acknowledgementWait, logger: logger)
         self.environment = environment
     }
 

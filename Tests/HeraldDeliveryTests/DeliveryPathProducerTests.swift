@@ -89,6 +89,42 @@ import Testing
     }
 
     @Test func L2_aWebPushMessageIsOfferedThroughThePath() async throws {
+        let (relay, channel, credential) = try await webPush(path: path)
+        let accepted = try await relay.push(
+            WebPushRequest(ttlSeconds: 60, contentEncoding: "aes128gcm", body: Array(repeating: 1, count: 32)),
+            token: channel, credential: credential)
+        #expect(try deliveredOnce() == accepted.messageID)
+    }
+
+    /// L7: as a one-to-one send, a push its connected device acknowledges while the push
+    /// waits gets no queue row; one whose receipt is wanted is written all the same.
+    @Test func L7_aWebPushAcknowledgedWhileItWaitsGetsNoRow() async throws {
+        let path = DeliveryPath(clock: clock)
+        path.register(
+            androidID: device.androidID,
+            ClosureMailbox(
+                id: 2, wake: {}, replace: {},
+                offer: { entry, _ in
+                    path.taken(androidID: entry.androidID, persistentID: entry.persistentID)
+                    path.acknowledged(androidID: entry.androidID, [entry.persistentID])
+                    return true
+                }))
+        let wait = DeliveryPath.Settle(quiet: .seconds(5), limit: .seconds(5))
+        let (relay, channel, credential) = try await webPush(path: path, acknowledgementWait: wait)
+        _ = try await relay.push(
+            WebPushRequest(ttlSeconds: 60, contentEncoding: "aes128gcm", body: [1]), token: channel,
+            credential: credential)
+        #expect(try await store.queuedCount(androidID: device.androidID) == 0)
+        _ = try await relay.push(
+            WebPushRequest(ttlSeconds: 60, contentEncoding: "aes128gcm", body: [2], wantsReceipt: true),
+            token: channel, credential: credential)
+        #expect(try await store.queuedCount(androidID: device.androidID) == 1)
+    }
+
+    /// A relay over `path`, a push channel of the device and a VAPID credential for it.
+    func webPush(path: DeliveryPath, acknowledgementWait: DeliveryPath.Settle? = nil) async throws -> (
+        WebPushRelay, String, VAPID.Credential
+    ) {
         let vapid = P256.Signing.PrivateKey()
         let channel = Registration.makeToken()
         try await store.createRegistration(
@@ -99,7 +135,7 @@ import Testing
                 createdAt: clock.now()))
         let relay = WebPushRelay(
             configuration: .init(publicURL: "https://push.example.com/"), store: store, path: path, quotas: Quotas(),
-            clock: clock, metrics: metrics, logger: Logger(label: "test"))
+            clock: clock, metrics: metrics, acknowledgementWait: acknowledgementWait, logger: Logger(label: "test"))
         let header = Base64URL.encode(Array(#"{"typ":"JWT","alg":"ES256"}"#.utf8))
         let claims = Base64URL.encode(
             Array(#"{"aud":"https://push.example.com","exp":\#(clock.now().seconds + 600)}"#.utf8))
@@ -107,10 +143,7 @@ import Testing
         let credential = VAPID.Credential(
             token: header + "." + claims + "." + Base64URL.encode(Array(signature.rawRepresentation)),
             key: Array(vapid.publicKey.x963Representation))
-        let accepted = try await relay.push(
-            WebPushRequest(ttlSeconds: 60, contentEncoding: "aes128gcm", body: Array(repeating: 1, count: 32)),
-            token: channel, credential: credential)
-        #expect(try deliveredOnce() == accepted.messageID)
+        return (relay, channel, credential)
     }
 
     @Test func L2_anExpiredUpstreamMessagesSendErrorIsOfferedThroughThePath() async throws {
