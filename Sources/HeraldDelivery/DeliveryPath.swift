@@ -142,12 +142,26 @@ public final class DeliveryPath: Sendable {
     /// to `acknowledged`, which still counts as delivered (SEMANTICS L7).
     public func settle(_ offers: Offers) async -> Offers {
         guard let page = offers.page else { return offers }
-        await withCheckedContinuation { continuation in
-            let actions = state.withLock { state in
-                state.waiters[page] = Waiter(continuation: continuation)
-                return state.ledger.wait(page: page, now: clock.uptime())
+        let firstAlarm = state.withLock { state -> Duration? in
+            guard case .setAlarm(_, let at)? = state.ledger.wait(page: page, now: clock.uptime()).first else {
+                return nil
             }
-            perform(actions, timekeeper: offers.timekeeper)
+            state.waiters[page] = Waiter()
+            return at
+        }
+        if let firstAlarm {
+            // Timed on the connection's thread when one device's answer is awaited (the
+            // acknowledgement that takes the alarm back is read there); otherwise by a child
+            // task of the producer's own.
+            if let timekeeper = offers.timekeeper, setAlarm(page: page, at: firstAlarm, on: timekeeper) {
+                await released(page)
+            } else {
+                await withTaskGroup(of: Void.self) { group in
+                    group.addTask { await self.ringAlarms(page: page, from: firstAlarm) }
+                    await released(page)
+                    group.cancelAll()
+                }
+            }
         }
         let keys = offers.toWrite.indices.map { index -> OfferLedger.Key? in
             guard offers.offered[index], offers.toWrite[index].collapseKey == nil else { return nil }
@@ -247,22 +261,36 @@ public final class DeliveryPath: Sendable {
                 waiter?.alarm?.cancel()
                 waiter?.continuation?.resume()
             case .setAlarm(let page, let at):
-                setAlarm(page: page, in: max(at - clock.uptime(), .zero), timekeeper: timekeeper)
+                // Only a connection's alarm rings here (`ringAlarms` keeps its own); one its
+                // connection can no longer set ends the wait.
+                if let timekeeper, setAlarm(page: page, at: at, on: timekeeper) { continue }
+                perform([.release(page: page)])
             case .writeAcknowledgements(let androidID, let persistentIDs):
                 acknowledgements?.submit(androidID: androidID, persistentIDs: persistentIDs)
             }
         }
     }
 
-    /// Sets a page's alarm: on its connection's thread when one device's answer is awaited
-    /// (the acknowledgement that takes it back is read there), else by a task of its own.
-    private func setAlarm(page: UInt64, in delay: Duration, timekeeper: (any DeviceMailbox)?) {
+    /// Returns once the page's producer is released (at once if it was already).
+    private func released(_ page: UInt64) async {
+        await withCheckedContinuation { continuation in
+            let waiting = state.withLock { state -> Bool in
+                guard state.waiters[page] != nil else { return false }
+                state.waiters[page]?.continuation = continuation
+                return true
+            }
+            if !waiting { continuation.resume() }
+        }
+    }
+
+    /// Sets a page's alarm on its connection's thread; false when the connection cannot.
+    private func setAlarm(page: UInt64, at: Duration, on timekeeper: any DeviceMailbox) -> Bool {
         let ring: @Sendable () -> Void = { [weak self] in
             guard let self else { return }
             let now = self.clock.uptime()
             self.perform(self.state.withLock { $0.ledger.alarmRang(page: page, now: now) }, timekeeper: timekeeper)
         }
-        let alarm = timekeeper?.schedule(after: delay, ring) ?? TaskTimer(after: delay, ring)
+        guard let alarm = timekeeper.schedule(after: max(at - clock.uptime(), .zero), ring) else { return false }
         let stale = state.withLock { state -> Bool in
             guard state.waiters[page] != nil else { return true }
             state.waiters[page]?.alarm = alarm
@@ -270,5 +298,25 @@ public final class DeliveryPath: Sendable {
         }
         // Released while the alarm was being set.
         if stale { alarm.cancel() }
+        return true
+    }
+
+    /// Rings a page's alarms from a child task of its producer until the page is released
+    /// (the producer then cancels it): sleeps until each alarm, and sleeps again only when
+    /// the ledger moved it because news came meanwhile.
+    private func ringAlarms(page: UInt64, from first: Duration) async {
+        var next: Duration? = first
+        while let at = next {
+            try? await Task.sleep(for: max(at - clock.uptime(), .zero))
+            if Task.isCancelled { return }
+            var actions = state.withLock { $0.ledger.alarmRang(page: page, now: clock.uptime()) }
+            next = nil
+            actions.removeAll { action in
+                guard case .setAlarm(_, let at) = action else { return false }
+                next = at
+                return true
+            }
+            perform(actions)
+        }
     }
 }
