@@ -80,10 +80,10 @@ class Herald:
              f"max-pending={max(messages, 100)}", "device-per-minute=1000000", "device-per-hour=1000000",
              "--data-dir", data], check=True, capture_output=True)
         flags = [] if tls else ["--gateway-plaintext"]
-        # Thousands of devices log in from one address at once: the bounds on connections not
-        # yet logged in are lifted, as for every benchmark of this kind.
-        # A free port can be taken by a client's outgoing connection before the server binds
-        # it (the earlier runs opened thousands): then start again on other ports.
+        # Thousands of devices log in from one address at once, so the bounds on connections
+        # not yet logged in are lifted. A free port can be taken by a client's outgoing
+        # connection before the server binds it (the earlier runs opened thousands): then
+        # start again on other ports.
         for _ in range(5):
             self.process = subprocess.Popen(
                 [binary, "serve", "--checkins-per-minute", "0", "--registrations-per-minute", "0",

@@ -117,20 +117,22 @@ public final class DeliveryPath: Sendable {
     public func offer(_ entries: [QueuedMessage], maximumPending: Int, settle: Settle? = nil) -> Offers {
         let holders = connections.mailboxes(of: entries)
         var offers = Offers(entries)
-        if let settle, holders.contains(where: { $0 != nil }) {
-            offers.page = state.withLock { $0.ledger.openPage(settle, now: clock.uptime()) }
-            // One entry (a send to one device) is timed on its connection's own thread.
-            if entries.count == 1 { offers.timekeeper = holders[0] }
+        let offered = entries.indices.filter { entries[$0].deletedCount == 0 && holders[$0] != nil }
+        guard !offered.isEmpty else { return offers }
+        // One entry (a send to one device) is timed on its connection's own thread.
+        if settle != nil, entries.count == 1 { offers.timekeeper = holders[0] }
+        // Recorded, under one lock for the whole page, before any session can see them, so
+        // that their answers find them.
+        offers.page = state.withLock { state in
+            let page = settle.map { state.ledger.openPage($0, now: clock.uptime()) }
+            for index in offered { state.ledger.offer(OfferLedger.Key(entries[index]), page: page) }
+            return page
         }
-        for index in entries.indices where entries[index].deletedCount == 0 {
-            guard let holder = holders[index] else { continue }
-            let key = OfferLedger.Key(entries[index])
-            // Recorded before the session can see it, so that its answers find it.
-            state.withLock { $0.ledger.offer(key, page: offers.page) }
-            if holder.offer(entries[index], maximumPending: maximumPending) {
+        for index in offered {
+            if holders[index]?.offer(entries[index], maximumPending: maximumPending) == true {
                 offers.offered[index] = true
             } else {
-                perform(state.withLock { $0.ledger.refused(key) })
+                perform(state.withLock { $0.ledger.refused(OfferLedger.Key(entries[index])) })
             }
         }
         return offers

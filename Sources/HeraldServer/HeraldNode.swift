@@ -216,10 +216,11 @@ public struct HeraldNode: Sendable {
         // devices to reconnect, then the background work stops and this node leaves the
         // cluster. The store closes after the group (`withStore`).
         var services: [any Service] = []
-        if cluster.isShared {
+        // The outbox exists exactly when the store is shared (`init`).
+        if let outbox {
             services.append(
                 ClusterService(
-                    cluster: cluster, devices: devices, outbox: outbox ?? Outbox(), quotas: quotas, fanouts: fanouts,
+                    cluster: cluster, devices: devices, outbox: outbox, quotas: quotas, fanouts: fanouts,
                     clock: clock, timing: configuration.cluster, logger: logger))
         }
         services += maintenance
