@@ -29,19 +29,13 @@ import Testing
     let told = FanoutEngineTests.Told()
 
     init() async throws {
-        project = Project(
-            id: "producers", number: 515_151, apiKey: "AIza-p", serverKey: "AAAA-p", createdAt: Timestamp(seconds: 1))
-        try await store.createProject(
-            project,
-            firstKey: ServiceAccountKey(
-                id: "k", projectID: project.id, clientEmail: "e", publicKeyPEM: "p", createdAt: clock.now()))
-        device = Device.make(at: clock.now())
-        try await store.createDevice(device)
-        token = Registration.makeToken()
-        try await store.createRegistration(
-            Registration(
-                token: token, kind: .app, projectID: project.id, sender: "515151", appID: "com.example.p",
-                subtype: nil, platform: .android, androidID: device.androidID, createdAt: clock.now()))
+        let instance = try await AppInstance.make(
+            in: store,
+            project: Project(
+                id: "producers", number: 515_151, apiKey: "AIza-p", serverKey: "AAAA-p",
+                createdAt: Timestamp(seconds: 1)),
+            appID: "com.example.p", at: clock.now())
+        (project, device, token) = (instance.project, instance.device, instance.token)
         path = DeliveryPath(clock: clock)
         let (offered, told) = (offered, told)
         // A session that declines every offer, as one still reading its queue does: each

@@ -29,18 +29,9 @@ import Testing
             project.settings.upstreamPerMinute = upstreamPerMinute
             project.settings.upstreamDevicePerMinute = perDevice
             project.settings.upstreamWaiting = waiting
-            self.project = project
-            try await store.createProject(
-                project,
-                firstKey: ServiceAccountKey(
-                    id: "k", projectID: project.id, clientEmail: "e", publicKeyPEM: "p", createdAt: clock.now()))
-            device = Device.make(at: clock.now())
-            try await store.createDevice(device)
-            token = Registration.makeToken()
-            try await store.createRegistration(
-                Registration(
-                    token: token, kind: .app, projectID: project.id, sender: "424242", appID: "com.example.up",
-                    subtype: nil, platform: .android, androidID: device.androidID, createdAt: clock.now()))
+            let instance = try await AppInstance.make(
+                in: store, project: project, appID: "com.example.up", at: clock.now())
+            (self.project, device, token) = (project, instance.device, instance.token)
             let arrivals = FanoutEngineTests.Told()
             self.arrivals = arrivals
             intake = UpstreamIntake(
