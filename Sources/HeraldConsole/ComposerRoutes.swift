@@ -11,8 +11,11 @@ import Logging
 /// run of the whole message, a send now, or a send scheduled for a time. Every action checks
 /// the message by the API's rules and shows an error beside the field it is about.
 struct ComposerRoutes {
-    let environment: HTTPEnvironment
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    let directory: CredentialDirectory
+    let store: any ScheduleStore
+    let sender: ConsoleSender
+    let clock: any HeraldClock
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     func register(on pages: RouterGroup<ConsoleRequestContext>) {
         pages.get("projects/:project") { _, context in
@@ -40,7 +43,7 @@ struct ComposerRoutes {
         let project = opened.project
         let composition = ConsoleComposition(form: page.form)
         let request = try decode(composition.request(), project, target: "to")
-        let now = environment.clock.now()
+        let now = clock.now()
         page.previews = DeliveryPreview.all(of: request.message, project: project, now: now)
         switch action {
         case "preview":
@@ -60,7 +63,7 @@ struct ComposerRoutes {
                 id: SecureRandom.token(bytes: 12), projectID: project.id, messageID: MessageID.make(at: due),
                 body: try composition.request().rendered, summary: composition.summary, dueAt: due,
                 createdBy: opened.user.name, createdAt: now)
-            try await environment.store.addScheduledSend(scheduled)
+            try await store.addScheduledSend(scheduled)
             logger.info(
                 "console send scheduled", metadata: ["user": "\(opened.user.name)", "project": "\(project.id)"])
             page.status = "Scheduled for \(UTCTime.shown(due))."
@@ -91,7 +94,7 @@ struct ComposerRoutes {
 
     private func send(_ request: SendRequest, _ project: Project, target: String) async throws -> String {
         do {
-            return try await environment.consoleSend(request, project: project)
+            return try await sender.send(request, project: project)
         } catch let error as HeraldError {
             throw ComposerFieldError(error, target: target)
         }

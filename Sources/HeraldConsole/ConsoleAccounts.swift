@@ -16,7 +16,7 @@ public enum ConsoleAccounts {
     /// Creates the user, or replaces the one of that name (a new password, new projects).
     @discardableResult
     public static func save(
-        name: String, password: String, projectIDs: [String], isAdmin: Bool, store: any HeraldStore,
+        name: String, password: String, projectIDs: [String], isAdmin: Bool, store: any ConsoleStore & CredentialStore,
         now: Timestamp
     ) async throws -> ConsoleUser {
         guard !name.isEmpty, name.count <= 64, name.allSatisfy({ $0.isLetter || $0.isNumber || "._@-".contains($0) })

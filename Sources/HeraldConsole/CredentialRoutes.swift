@@ -14,10 +14,12 @@ import NIOPosix
 /// removes the project's APNs credentials (a `.p8` signing key, or a client certificate as
 /// PEM or base64 PKCS#12), checked as `herald project apns-key` and `apns-certificate` check them.
 struct CredentialRoutes {
-    let environment: HTTPEnvironment
+    let directory: CredentialDirectory
+    let store: any CredentialStore & APNsCredentialStore
+    let clock: any HeraldClock
     /// The address the key files' `token_uri` points at.
     let publicURL: String
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     func register(on pages: RouterGroup<ConsoleRequestContext>) {
         pages.get("projects/:project/credentials") { _, context in
@@ -39,7 +41,7 @@ struct CredentialRoutes {
             guard let kind = APNsCredential.Kind(rawValue: try context.parameters.require("kind")) else {
                 throw ConsoleRefusal(status: .notFound, reason: "No such APNs credential.", session: opened.session)
             }
-            let removed = try await environment.store.removeAPNsCredential(projectID: opened.project.id, kind: kind)
+            let removed = try await store.removeAPNsCredential(projectID: opened.project.id, kind: kind)
             context.logger.notice(
                 "console apns credential removed",
                 metadata: [
@@ -50,8 +52,8 @@ struct CredentialRoutes {
         pages.post("projects/:project/credentials/keys/:key/revoke") { _, context in
             let opened = try administered(context)
             let key = try await key(context, of: opened)
-            let revoked = try await environment.store.revokeServiceAccountKey(id: key.id, at: environment.clock.now())
-            try await environment.directory.reload(from: environment.store, force: true)
+            let revoked = try await store.revokeServiceAccountKey(id: key.id, at: clock.now())
+            try await directory.reload(from: store, force: true)
             context.logger.notice(
                 "console key revoked", metadata: ["user": "\(opened.user.name)", "key": "\(key.id)"])
             return try await page(
@@ -65,7 +67,7 @@ struct CredentialRoutes {
         let opened = try administered(context)
         let form = context.form
         let environment = form["environment"].flatMap(APNsCredential.Environment.init(rawValue:))
-        let now = self.environment.clock.now()
+        let now = clock.now()
         let credential: APNsCredential
         do {
             switch kind {
@@ -91,7 +93,7 @@ struct CredentialRoutes {
             return try await page(
                 opened, status: "Not stored: \((error as? APNsCredentialFile.Failure)?.description ?? "unreadable.")")
         }
-        try await self.environment.store.setAPNsCredential(credential)
+        try await store.setAPNsCredential(credential)
         context.logger.notice(
             "console apns credential stored",
             metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)", "kind": "\(kind.rawValue)"])
@@ -113,7 +115,7 @@ struct CredentialRoutes {
         -> ServiceAccountKey
     {
         let id = try context.parameters.require("key")
-        guard let key = try await environment.store.serviceAccountKey(id: id), key.projectID == opened.project.id else {
+        guard let key = try await store.serviceAccountKey(id: id), key.projectID == opened.project.id else {
             throw ConsoleRefusal(
                 status: .notFound, reason: "\(opened.project.id) has no key \(id).", session: opened.session)
         }
@@ -126,15 +128,15 @@ struct CredentialRoutes {
     )
         async throws -> Response
     {
-        let now = environment.clock.now()
+        let now = clock.now()
         // A new RSA key takes tens of milliseconds: made on NIO's thread pool, not on the
         // event loop that runs the request.
         let (key, file) = try await NIOThreadPool.singleton.runIfActive { [publicURL] in
             try ServiceAccountKeyFile.issue(projectID: opened.project.id, publicURL: publicURL, now: now)
         }
-        try await environment.store.addServiceAccountKey(key)
-        if let revoking { _ = try await environment.store.revokeServiceAccountKey(id: revoking.id, at: now) }
-        try await environment.directory.reload(from: environment.store, force: true)
+        try await store.addServiceAccountKey(key)
+        if let revoking { _ = try await store.revokeServiceAccountKey(id: revoking.id, at: now) }
+        try await directory.reload(from: store, force: true)
         context.logger.notice(
             "console key created",
             metadata: ["user": "\(opened.user.name)", "key": "\(key.id)", "revoked": "\(revoking?.id ?? "")"])
@@ -148,13 +150,13 @@ struct CredentialRoutes {
 
     private func page(_ opened: ProjectAccess.Opened, status: String?) async throws -> Response {
         let project = opened.project
-        let now = environment.clock.now()
+        let now = clock.now()
         var values = opened.values("credentials", title: "Credentials")
         values["status"] = status
         values["sender"] = String(project.number)
         values["apiKey"] = project.apiKey
         values["serverKey"] = project.serverKey
-        values["keys"] = try await environment.store.serviceAccountKeys(projectID: project.id).map {
+        values["keys"] = try await store.serviceAccountKeys(projectID: project.id).map {
             key -> [String: Any] in
             [
                 "id": key.id, "email": key.clientEmail, "created": UTCTime.shown(key.createdAt),
@@ -163,7 +165,7 @@ struct CredentialRoutes {
             ]
         }
         // What the credentials are, never their keys.
-        let apns = try await environment.store.apnsCredentials(projectID: project.id)
+        let apns = try await store.apnsCredentials(projectID: project.id)
         values["apns"] = apns.map { ["summary": $0.summary, "kind": $0.kind.rawValue] as [String: Any] }
         values["apnsNone"] = apns.isEmpty
         return ConsoleResponse.page("credentials", values)

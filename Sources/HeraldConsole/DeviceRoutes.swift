@@ -8,8 +8,10 @@ import Hummingbird
 /// subscribers, and its device groups with their members. A token of another project is not
 /// found here.
 struct DeviceRoutes {
-    let environment: HTTPEnvironment
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    let directory: CredentialDirectory
+    let store: any RegistrationStore & TopicStore & QueueStore
+    let clock: any HeraldClock
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     /// Subscribers are counted up to this many per topic, so that the page stays fast.
     static let countingUpTo = 10_000
@@ -34,7 +36,7 @@ struct DeviceRoutes {
                 values["alert"] = "No app instance of \(project.id) has this token."
             }
         }
-        let topics = try await environment.store.topicSizes(
+        let topics = try await store.topicSizes(
             projectID: project.id, limit: 200, countingUpTo: Self.countingUpTo)
         values["hasTopics"] = !topics.isEmpty
         values["topics"] = topics.map {
@@ -43,7 +45,7 @@ struct DeviceRoutes {
                 "subscribers": $0.subscribers >= Self.countingUpTo ? "\($0.subscribers) or more" : "\($0.subscribers)",
             ]
         }
-        let groups = try await environment.store.deviceGroups(projectID: project.id, limit: 200)
+        let groups = try await store.deviceGroups(projectID: project.id, limit: 200)
         values["hasGroups"] = !groups.isEmpty
         values["groups"] = groups.map { group -> [String: Any] in
             [
@@ -56,13 +58,13 @@ struct DeviceRoutes {
 
     /// What is known of the app instance a token names, if it is one of the project's.
     private func lookUp(_ token: String, _ project: Project) async throws -> [String: Any]? {
-        let store = environment.store
+        let store = store
         guard !token.isEmpty, let registration = try await store.registration(token: token),
             registration.projectID == project.id
         else { return nil }
         let device = try await store.device(androidID: registration.androidID)
         let lastConnection = device?.lastConnectedAt
-        let inactiveSince = environment.clock.now().adding(seconds: -Int64(project.settings.inactiveAfterDays) * 86_400)
+        let inactiveSince = clock.now().adding(seconds: -Int64(project.settings.inactiveAfterDays) * 86_400)
         let state: String
         if let deleted = registration.deletedAt {
             state = "Deleted (uninstalled or unregistered) at \(UTCTime.shown(deleted))"

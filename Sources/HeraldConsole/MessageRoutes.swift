@@ -9,8 +9,10 @@ import Hummingbird
 /// progress, for one app instance whether it still waits in its device's queue; and the
 /// devices' receipts of it. A message of another project is not found.
 struct MessageRoutes {
-    let environment: HTTPEnvironment
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    let directory: CredentialDirectory
+    let store: any QueueStore & FanoutStore & StatsStore & RegistrationStore
+    let clock: any HeraldClock
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     /// A message page's address.
     static func address(project: String, messageID: String) -> String {
@@ -25,7 +27,7 @@ struct MessageRoutes {
             let id = request.uri.queryParameters.get("id") ?? ""
             values["id"] = id
             guard !id.isEmpty else { return ConsoleResponse.page("message", values) }
-            guard let message = try await environment.store.message(id: id), message.projectID == opened.project.id
+            guard let message = try await store.message(id: id), message.projectID == opened.project.id
             else {
                 values["alert"] =
                     "\(opened.project.id) has no message \(id) kept: it never was, or its time to live has passed."
@@ -37,7 +39,7 @@ struct MessageRoutes {
     }
 
     private func facts(_ message: StoredMessage) async throws -> [[String: String]] {
-        let store = environment.store
+        let store = store
         var facts = [
             ("Accepted", UTCTime.shown(message.createdAt)),
             (
@@ -53,7 +55,7 @@ struct MessageRoutes {
             facts.append(("Fanout", "\(state); app instances reached: \(fanout.reached)"))
         } else if let registration = try await registration(of: message) {
             let queued = try await store.pendingMessages(
-                androidID: registration.androidID, after: 0, limit: 1_000, now: environment.clock.now())
+                androidID: registration.androidID, after: 0, limit: 1_000, now: clock.now())
             let waiting = queued.contains { $0.messageID == message.id }
             facts.append(
                 (
@@ -71,9 +73,9 @@ struct MessageRoutes {
 
     private func registration(of message: StoredMessage) async throws -> Registration? {
         switch message.targetKind {
-        case .token: try await environment.store.registration(token: message.target)
+        case .token: try await store.registration(token: message.target)
         case .fid:
-            try await environment.store.registration(installationID: message.target, projectID: message.projectID)
+            try await store.registration(installationID: message.target, projectID: message.projectID)
         case .topic, .condition: nil
         }
     }

@@ -6,7 +6,7 @@ import Hummingbird
 /// The project a console page's path names, opened for its signed-in user if they are given
 /// it; a project they are not given is not found, whether it exists or not.
 struct ProjectAccess {
-    let environment: HTTPEnvironment
+    let directory: CredentialDirectory
 
     struct Opened {
         let user: ConsoleUser
@@ -34,7 +34,7 @@ struct ProjectAccess {
     func opened(_ context: ConsoleRequestContext) throws -> Opened {
         guard let user = context.user, let session = context.signedIn else { throw HTTPError(.unauthorized) }
         let name = try context.parameters.require("project")
-        guard user.mayOpen(projectID: name), let project = environment.directory.project(named: name),
+        guard user.mayOpen(projectID: name), let project = directory.project(named: name),
             project.id == name
         else {
             throw ConsoleRefusal(

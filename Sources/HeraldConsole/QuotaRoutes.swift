@@ -1,4 +1,5 @@
 import HeraldCore
+import HeraldDelivery
 import HeraldHTTP
 import HeraldStorage
 import Hummingbird
@@ -8,8 +9,13 @@ import Hummingbird
 /// per hour and the errors by code over the last hours and days; an admin changes limits
 /// here as `herald project set` does.
 struct QuotaRoutes {
-    let environment: HTTPEnvironment
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    let directory: CredentialDirectory
+    let store: any CredentialStore & StatsStore
+    let quotas: Quotas
+    /// The fanout engine, whose jobs count against T3.
+    let fanouts: FanoutEngine?
+    let clock: any HeraldClock
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     /// The limits shown: rule, what it limits, and its setting's name.
     static let limits: [(rule: String, name: String, setting: String)] = [
@@ -44,8 +50,8 @@ struct QuotaRoutes {
             } catch let error as SettingError {
                 return try await page(opened, status: nil, alert: error.description, code: .badRequest)
             }
-            _ = try await environment.store.updateSettings(settings, projectID: opened.project.id)
-            try await environment.directory.reload(from: environment.store, force: true)
+            _ = try await store.updateSettings(settings, projectID: opened.project.id)
+            try await directory.reload(from: store, force: true)
             context.logger.notice(
                 "console limits changed", metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)"])
             return try await page(try access.opened(context), status: "Limits saved.")
@@ -56,9 +62,9 @@ struct QuotaRoutes {
         _ opened: ProjectAccess.Opened, status: String?, alert: String? = nil, code: HTTPResponse.Status = .ok
     ) async throws -> Response {
         let project = opened.project
-        let now = environment.clock.now()
-        let use = environment.quotas.use(projectID: project.id, now: now)
-        let fanouts = await environment.fanouts?.jobCount(projectID: project.id)
+        let now = clock.now()
+        let use = quotas.use(projectID: project.id, now: now)
+        let fanouts = await fanouts?.jobCount(projectID: project.id)
         let inUse: [String: String] = [
             "downstream-per-minute": String(use.downstream), "topic-ops-per-second": String(use.topicOperations),
             "max-fanouts": fanouts.map { String($0.running + $0.waiting) } ?? "—",
@@ -75,7 +81,7 @@ struct QuotaRoutes {
             ]
         }
         let thisHour = ErrorCount.hour(of: now)
-        let counts = try await environment.store.errorCounts(
+        let counts = try await store.errorCounts(
             projectID: project.id, since: thisHour.adding(seconds: -13 * 86_400 - 23 * 3600))
         values.merge(ErrorCharts(counts: counts, thisHour: thisHour).values) { _, new in new }
         return ConsoleResponse.page("quotas", values, status: code)

@@ -7,8 +7,10 @@ import Hummingbird
 /// per day as charts and a table, for every app and label or one of each, from the same
 /// rows the Data API answers with (SEMANTICS L7).
 struct ReportRoutes {
-    let environment: HTTPEnvironment
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    let directory: CredentialDirectory
+    let stats: any StatsStore
+    let clock: any HeraldClock
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     /// The figures shown, each the sum of its counters.
     static let figures: [(name: String, color: String, count: @Sendable (DeliveryReportRow) -> Int)] = [
@@ -26,8 +28,8 @@ struct ReportRoutes {
             let days = [7, 14, 30, 90].first { String($0) == query.get("days") } ?? 14
             let app = query.get("app").flatMap { $0.isEmpty ? nil : $0 }
             let label = query.get("label") ?? ""
-            let now = environment.clock.now()
-            let all = try await environment.store.deliveryReport(
+            let now = clock.now()
+            let all = try await stats.deliveryReport(
                 projectID: opened.project.id, appID: nil,
                 from: CalendarDay(now.adding(seconds: -Int64(days - 1) * 86400)),
                 through: CalendarDay(now))

@@ -6,8 +6,9 @@ import Hummingbird
 /// A project's scheduled sends at `/console/projects/{project}/scheduled`, latest due
 /// first, each with its state and outcome; one still waiting can be cancelled.
 struct ScheduleRoutes {
-    let environment: HTTPEnvironment
-    var access: ProjectAccess { ProjectAccess(environment: environment) }
+    let directory: CredentialDirectory
+    let store: any ScheduleStore
+    var access: ProjectAccess { ProjectAccess(directory: directory) }
 
     func register(on pages: RouterGroup<ConsoleRequestContext>) {
         pages.get("projects/:project/scheduled") { _, context in
@@ -16,7 +17,7 @@ struct ScheduleRoutes {
         pages.post("projects/:project/scheduled/:id/cancel") { _, context in
             let opened = try access.opened(context)
             let id = try context.parameters.require("id")
-            let cancelled = try await environment.store.cancelScheduledSend(projectID: opened.project.id, id: id)
+            let cancelled = try await store.cancelScheduledSend(projectID: opened.project.id, id: id)
             if cancelled {
                 context.logger.info(
                     "console send cancelled",
@@ -31,7 +32,7 @@ struct ScheduleRoutes {
     private func page(_ opened: ProjectAccess.Opened, status: String?, code: HTTPResponse.Status = .ok) async throws
         -> Response
     {
-        let sends = try await environment.store.scheduledSends(projectID: opened.project.id, limit: 200)
+        let sends = try await store.scheduledSends(projectID: opened.project.id, limit: 200)
         var values = opened.values("scheduled", title: "Scheduled")
         values["status"] = status as Any
         values["hasSends"] = !sends.isEmpty

@@ -1,7 +1,7 @@
 public import HeraldCore
 public import HeraldHTTP
-import HeraldStorage
-import Logging
+public import HeraldStorage
+public import Logging
 public import ServiceLifecycle
 
 /// Sends what the console scheduled once it is due, on every node: each node claims due
@@ -14,10 +14,21 @@ public struct ScheduledSender: Service {
     /// How often the store is asked for due sends: a send goes out within this of its time.
     static let interval: Duration = .milliseconds(250)
 
-    let environment: HTTPEnvironment
+    let store: any ScheduleStore & QueueStore
+    let sender: ConsoleSender
+    let directory: CredentialDirectory
+    let clock: any HeraldClock
+    let logger: Logger
 
-    public init(environment: HTTPEnvironment) {
-        self.environment = environment
+    public init(
+        store: any ScheduleStore & QueueStore, sender: ConsoleSender, directory: CredentialDirectory,
+        clock: any HeraldClock, logger: Logger
+    ) {
+        self.store = store
+        self.sender = sender
+        self.directory = directory
+        self.clock = clock
+        self.logger = logger
     }
 
     public func run() async throws {
@@ -26,7 +37,7 @@ public struct ScheduledSender: Service {
                 do {
                     while try await sendDue() > 0 {}
                 } catch {
-                    environment.logger.warning("scheduled sends not claimed", metadata: ["error": "\(error)"])
+                    logger.warning("scheduled sends not claimed", metadata: ["error": "\(error)"])
                 }
                 try? await Task.sleep(for: Self.interval)
             }
@@ -36,15 +47,14 @@ public struct ScheduledSender: Service {
     /// Claims and sends what is due now; answers how many it claimed.
     @discardableResult
     public func sendDue(limit: Int = 20) async throws -> Int {
-        let now = environment.clock.now()
-        let claimed = try await environment.store.claimDueSends(
+        let now = clock.now()
+        let claimed = try await store.claimDueSends(
             now: now, until: now.adding(milliseconds: Self.leaseMilliseconds), limit: limit)
         for scheduled in claimed { await send(scheduled) }
         return claimed.count
     }
 
     private func send(_ scheduled: ScheduledSend) async {
-        let store = environment.store
         let name = { (project: String, id: String) in "projects/\(project)/messages/\(id)" }
         do {
             if scheduled.attempts > 1, try await store.message(id: scheduled.messageID) != nil {
@@ -53,22 +63,22 @@ public struct ScheduledSender: Service {
                     id: scheduled.id, state: .sent, outcome: name(scheduled.projectID, scheduled.messageID))
                 return
             }
-            guard let project = environment.directory.project(named: scheduled.projectID) else {
+            guard let project = directory.project(named: scheduled.projectID) else {
                 throw HeraldError.notFound("The project \(scheduled.projectID) no longer exists.")
             }
             let request = try SendRequest.decode(Array(scheduled.body.utf8), limits: project.settings.message)
-            let id = try await environment.consoleSend(request, project: project, messageID: scheduled.messageID)
+            let id = try await sender.send(request, project: project, messageID: scheduled.messageID)
             try await store.finishScheduledSend(id: scheduled.id, state: .sent, outcome: name(project.id, id))
-            environment.logger.info(
+            logger.info(
                 "scheduled send sent", metadata: ["project": "\(project.id)", "scheduled": "\(scheduled.id)"])
         } catch let error as HeraldError where error.canonicalStatus.httpStatus < 429 {
             // Refused for what it is: sending it again would be refused again.
             _ = try? await store.finishScheduledSend(id: scheduled.id, state: .failed, outcome: error.message)
-            environment.logger.notice(
+            logger.notice(
                 "scheduled send refused", metadata: ["scheduled": "\(scheduled.id)", "error": "\(error.message)"])
         } catch {
             // A quota, an overload or the store: claimed again when the lease runs out.
-            environment.logger.warning(
+            logger.warning(
                 "scheduled send postponed", metadata: ["scheduled": "\(scheduled.id)", "error": "\(error)"])
         }
     }

@@ -71,10 +71,22 @@ public final class Quotas: Sendable {
 
     // MARK: T1
 
-    /// Counts `count` downstream messages against the project's quota (SEMANTICS T1), or
-    /// throws `QUOTA_EXCEEDED` with the wait until they fit, counting nothing.
-    public func admitDownstream(_ project: Project, count: Int = 1, now: Timestamp) throws(HeraldError) {
+    /// How a project whose send was admitted stands against its downstream quota.
+    public enum Standing: Sendable, Equatable {
+        /// No send of the project was refused lately.
+        case withinQuota
+        /// Sends of the project were refused lately (`isRefusingDownstream`): its admitted
+        /// sends are an overloaded project's, to wait behind other projects' work.
+        case refusedLately
+    }
+
+    /// Counts `count` downstream messages against the project's quota (SEMANTICS T1) and
+    /// answers how the project stands, or throws `QUOTA_EXCEEDED` with the wait until they
+    /// fit, counting nothing: the one admission of a send.
+    @discardableResult
+    public func admitDownstream(_ project: Project, count: Int = 1, now: Timestamp) throws(HeraldError) -> Standing {
         if let refusal = downstream(project, count: count, now: now, fitting: .admit) { throw refusal }
+        return isRefusingDownstream(projectID: project.id, now: now) ? .refusedLately : .withinQuota
     }
 
     /// Whether the project's downstream sends were refused in the last second, or room for

@@ -6,13 +6,13 @@ import Hummingbird
 /// iOS SDK registers its installation with its APNs token (`ios` in
 /// `POST /v1/projects/{p}/registrations`, through `DeviceRegistrationRoutes`).
 struct AppleRegistrationRoutes {
-    let environment: HTTPEnvironment
+    let environment: RegistrationEnvironment
     /// APNs tokens one import may name.
     static let importLimit = 100
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post("/iid/v1:batchImport") { request, _ in
-            try await environment.instanceIDRequest(request) { project in
+            try await environment.authenticator.instanceIDRequest(request) { project in
                 try await batchImport(try await request.collectBody(), project: project)
             }
         }

@@ -1,15 +1,18 @@
 import HeraldCore
+import HeraldStorage
 import Hummingbird
 
 /// `GET /v1beta1/projects/{p}/androidApps/{app}/deliveryData`: delivery reports in the
 /// FCM Data API's shape (SEMANTICS L7), one entry per day and analytics label, oldest
 /// first, over the last year.
 struct DeliveryDataRoutes {
-    let environment: HTTPEnvironment
+    let authenticator: Authenticator
+    let stats: any StatsStore
+    let clock: any HeraldClock
 
     func register(on router: Router<HeraldRequestContext>) {
         router.get("/v1beta1/projects/:project/androidApps/:app/deliveryData") { request, context in
-            let (_, project) = try await environment.authenticator.authorize(
+            let (_, project) = try await authenticator.authorize(
                 authorization: request.headers[.authorization],
                 projectName: try context.parameters.require("project"))
             let app = try context.parameters.require("app")
@@ -22,8 +25,8 @@ struct DeliveryDataRoutes {
                 else { throw HeraldError.invalidField("pageToken", "The page token is not valid.") }
                 offset = decoded
             }
-            let now = environment.clock.now()
-            let rows = try await environment.store.deliveryReport(
+            let now = clock.now()
+            let rows = try await stats.deliveryReport(
                 projectID: project.id, appID: app, from: CalendarDay(now.adding(seconds: -365 * 86400)),
                 through: CalendarDay(now))
             let page = rows.dropFirst(offset).prefix(pageSize)

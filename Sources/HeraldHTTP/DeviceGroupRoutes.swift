@@ -7,7 +7,8 @@ import Hummingbird
 /// by name; at most 20 members; names unique per sender; removing the last member
 /// deletes the group. Errors are HTTP 400 with `{"error": "..."}`.
 struct DeviceGroupRoutes {
-    let environment: HTTPEnvironment
+    let authenticator: Authenticator
+    let store: any RegistrationStore & TopicStore
     static let maximumMembers = 20
 
     func register(on router: Router<HeraldRequestContext>) {
@@ -33,7 +34,7 @@ struct DeviceGroupRoutes {
         router.get("/fcm/notification") { request, _ in
             let project = try await groupProject(request)
             guard let name = request.uri.queryParameters.get("notification_key_name"),
-                let group = try await environment.store.deviceGroup(
+                let group = try await store.deviceGroup(
                     projectID: project.id, name: name, notificationKey: nil)
             else { return failure("notification_key not found", status: .notFound) }
             return Response.json(.stringObject([("notification_key", group.notificationKey)]))
@@ -42,7 +43,7 @@ struct DeviceGroupRoutes {
 
     /// The project named by the `project_id` header (its sender id), when the credentials are its own.
     private func groupProject(_ request: Request) async throws -> Project {
-        let project = try await environment.authenticator.legacyProject(
+        let project = try await authenticator.legacyProject(
             authorization: request.headers[.authorization])
         if let sender = request.headers[HTTPField.Name("project_id")!], sender != String(project.number) {
             throw HeraldError.permissionDenied("The project_id header names another sender.")
@@ -63,7 +64,7 @@ struct DeviceGroupRoutes {
             projectID: project.id, name: name, notificationKey: DeviceGroup.makeKey(),
             members: Array(Set(tokens)).sorted())
         do {
-            try await environment.store.createDeviceGroup(group)
+            try await store.createDeviceGroup(group)
         } catch StoreError.conflict {
             return failure("notification_key_name \(name) exists already.")
         }
@@ -75,7 +76,7 @@ struct DeviceGroupRoutes {
     {
         guard key != nil || name != nil else { return failure("notification_key is required.") }
         guard
-            let group = try await environment.store.deviceGroup(projectID: project.id, name: name, notificationKey: key)
+            let group = try await store.deviceGroup(projectID: project.id, name: name, notificationKey: key)
         else { return failure("notification_key not found", status: .notFound) }
         guard !tokens.isEmpty else { return failure("registration_ids is required.") }
         var members = Set(group.members)
@@ -92,7 +93,7 @@ struct DeviceGroupRoutes {
         } else {
             members.subtract(tokens)
         }
-        try await environment.store.updateDeviceGroup(
+        try await store.updateDeviceGroup(
             projectID: project.id, notificationKey: group.notificationKey, members: members.sorted())
         return Response.json(.stringObject([("notification_key", group.notificationKey)]))
     }
@@ -100,7 +101,7 @@ struct DeviceGroupRoutes {
     private func firstInvalid(_ tokens: [String], project: Project) async throws -> String? {
         for token in tokens {
             guard RegistrationTokenFormat.isWellFormed(token),
-                let registration = try await environment.store.registration(token: token),
+                let registration = try await store.registration(token: token),
                 registration.projectID == project.id, registration.deletedAt == nil
             else { return token }
         }

@@ -9,7 +9,7 @@ import SwiftProtobuf
 /// The endpoints app instances register through (reference §7): device check-in,
 /// `register3` (`Register3Endpoint`), Firebase Installations and FCM web registrations.
 struct DeviceRegistrationRoutes {
-    let environment: HTTPEnvironment
+    let environment: RegistrationEnvironment
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post("/checkin") { request, context in

@@ -4,17 +4,16 @@ public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
 
-/// What the HTTP routes need, made once by the server and shared by every request.
+/// What the server makes once for its HTTP listeners, and from which `HeraldRouter` gives
+/// each route family the parts it uses, the store as the roles it uses.
 public struct HTTPEnvironment: Sendable {
     public var store: any HeraldStore
     public var directory: CredentialDirectory
     public var authenticator: Authenticator
     public var tokens: AccessTokens
     public var dispatcher: Dispatcher
-    /// The rate limits of SEMANTICS T1–T6, shared with the dispatcher.
-    public var quotas: Quotas
-    /// Bounds the sends being worked on at once; past it a send is answered 503.
-    public var sends: ConcurrencyGate
+    /// The overload gate, the downstream quota (T1) and the lanes of every send.
+    public var admission: DownstreamAdmission
     public var clock: any HeraldClock
     public var metrics: HeraldMetrics
     public var logger: Logger
@@ -24,9 +23,6 @@ public struct HTTPEnvironment: Sendable {
     public var deviceRequests: DeviceRequestLimiter
     /// Who may read `GET /metrics`.
     public var metricsAccess: MetricsAccess
-    /// The lanes in which HTTP requests' tasks wait for a thread (`RequestLanes`): an
-    /// overloaded project's accepted sends wait behind other projects' requests.
-    public var lanes: RequestLanes
     /// The push service for push channels (RFC 8030); without it their endpoints answer 404.
     public var webPush: WebPushRelay?
     /// The fanout engine, whose jobs the console shows (T3).
@@ -43,9 +39,7 @@ public struct HTTPEnvironment: Sendable {
     ) {
         self.deviceRequests = DeviceRequestLimiter(limits: deviceRequestLimits, clock: clock)
         self.metricsAccess = metricsAccess
-        self.lanes = lanes
-        self.quotas = quotas
-        self.sends = sends
+        self.admission = DownstreamAdmission(quotas: quotas, sends: sends, lanes: lanes, clock: clock, metrics: metrics)
         self.store = store
         self.directory = directory
         self.authenticator = Authenticator(directory: directory, tokens: tokens, clock: clock, publicURL: publicURL)
@@ -55,5 +49,15 @@ public struct HTTPEnvironment: Sendable {
         self.metrics = metrics
         self.logger = logger
         self.renderMetrics = renderMetrics
+    }
+
+    /// The rate limits of SEMANTICS T1–T6, shared with the dispatcher.
+    public var quotas: Quotas { admission.quotas }
+
+    /// What the endpoints app instances register through use.
+    public var registration: RegistrationEnvironment {
+        RegistrationEnvironment(
+            store: store, directory: directory, authenticator: authenticator, tokens: tokens, quotas: quotas,
+            deviceRequests: deviceRequests, clock: clock, metrics: metrics, logger: logger)
     }
 }

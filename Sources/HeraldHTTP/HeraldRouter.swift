@@ -19,16 +19,27 @@ public enum HeraldRouter {
                 metrics: environment.metrics, errors: environment.errors, directory: environment.directory,
                 clock: environment.clock, logger: environment.logger))
         if let dropIn { router.add(middleware: DropInRoutingMiddleware(hosts: dropIn)) }
-        OperationsRoutes(environment: environment).register(on: router)
-        TokenRoutes(environment: environment).register(on: router)
-        SendRoutes(environment: environment).register(on: router)
-        LegacySendRoutes(environment: environment).register(on: router)
-        WebPushRoutes(environment: environment).register(on: router)
-        DeviceRegistrationRoutes(environment: environment).register(on: router)
-        DeliveryDataRoutes(environment: environment).register(on: router)
-        TopicRoutes(environment: environment).register(on: router)
-        AppleRegistrationRoutes(environment: environment).register(on: router)
-        DeviceGroupRoutes(environment: environment).register(on: router)
+        let store = environment.store
+        let authenticator = environment.authenticator
+        let clock = environment.clock
+        OperationsRoutes(renderMetrics: environment.renderMetrics, access: environment.metricsAccess)
+            .register(on: router)
+        TokenRoutes(
+            store: store, authenticator: authenticator, tokens: environment.tokens, clock: clock,
+            metrics: environment.metrics
+        ).register(on: router)
+        let send = SendEnvironment(
+            authenticator: authenticator, admission: environment.admission, dispatcher: environment.dispatcher,
+            groups: store, metrics: environment.metrics, logger: environment.logger)
+        SendRoutes(environment: send).register(on: router)
+        LegacySendRoutes(environment: send).register(on: router)
+        WebPushRoutes(relay: environment.webPush, logger: environment.logger).register(on: router)
+        DeviceRegistrationRoutes(environment: environment.registration).register(on: router)
+        DeliveryDataRoutes(authenticator: authenticator, stats: store, clock: clock).register(on: router)
+        TopicRoutes(authenticator: authenticator, store: store, quotas: environment.quotas, clock: clock)
+            .register(on: router)
+        AppleRegistrationRoutes(environment: environment.registration).register(on: router)
+        DeviceGroupRoutes(authenticator: authenticator, store: store).register(on: router)
         OpenAPIDocument.register(on: router)
         return router
     }

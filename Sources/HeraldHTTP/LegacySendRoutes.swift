@@ -8,7 +8,7 @@ import Hummingbird
 /// only the answer is the legacy one. Errors of the request itself are plain text, as FCM
 /// gave them: 400 with the reason, 401, and 429 or 5xx with `Retry-After`.
 struct LegacySendRoutes {
-    let environment: HTTPEnvironment
+    let environment: SendEnvironment
     /// The most tokens of one request sent to at once.
     static let concurrentSends = 16
 
@@ -49,7 +49,7 @@ struct LegacySendRoutes {
         }
         var count = 1
         if case .registrations(let tokens) = legacy.audience { count = tokens.count }
-        let answer = try await environment.admittingDownstream(project, count: count, surface: "legacy") {
+        let answer = try await environment.admission.admitting(project, count: count, surface: "legacy") {
             try await dispatch(legacy, project: project)
         }
         environment.metrics.increment("herald_legacy_sends_total", [("project", project.id)])
@@ -66,7 +66,7 @@ struct LegacySendRoutes {
             return .topic(await result(legacy, to: ("condition", condition), project: project))
         case .registrations(let tokens):
             if tokens.count == 1, DeviceGroup.mayBeKey(tokens[0]),
-                let group = try await environment.store.deviceGroup(
+                let group = try await environment.groups.deviceGroup(
                     projectID: project.id, name: nil, notificationKey: tokens[0])
             {
                 guard case .sent = await result(legacy, to: ("token", tokens[0]), project: project) else {

@@ -3,14 +3,17 @@ import Hummingbird
 
 /// `GET /healthz` and `GET /metrics`.
 struct OperationsRoutes {
-    let environment: HTTPEnvironment
+    /// Renders the Prometheus text exposition.
+    let renderMetrics: @Sendable () -> String
+    /// Who may read it.
+    let access: MetricsAccess
 
     func register(on router: Router<HeraldRequestContext>) {
         router.get("/healthz") { _, _ in
             Response.json(.stringObject([("status", "ok")]))
         }
-        let render = environment.renderMetrics
-        let access = environment.metricsAccess
+        let render = renderMetrics
+        let access = access
         router.get("/metrics") { request, _ in
             guard access.allows(authorization: request.headers[.authorization]) else {
                 return Response.json(

@@ -21,7 +21,11 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     public typealias OutboundIn = HTTPResponsePart
     public typealias OutboundOut = HTTPResponsePart
 
-    private let environment: HTTPEnvironment
+    /// The quota it answers for, with its clock and metrics.
+    private let admission: DownstreamAdmission
+    private let directory: CredentialDirectory
+    private let authenticator: Authenticator
+    private let errors: ErrorLog
     /// The refusal to answer once the request's body is in, and its project.
     private var refusal: (error: HeraldError, projectID: String)?
     /// Requests passed on whose answer has not ended.
@@ -33,8 +37,20 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     /// refused again gets the same answer until its wait or the second changes.
     private var rendered: (error: HeraldError, second: Int64, body: ByteBuffer, fields: HTTPFields)?
 
-    public init(environment: HTTPEnvironment) {
-        self.environment = environment
+    public init(
+        admission: DownstreamAdmission, directory: CredentialDirectory, authenticator: Authenticator, errors: ErrorLog
+    ) {
+        self.admission = admission
+        self.directory = directory
+        self.authenticator = authenticator
+        self.errors = errors
+    }
+
+    /// The handler for the listeners of `environment`.
+    public convenience init(environment: HTTPEnvironment) {
+        self.init(
+            admission: environment.admission, directory: environment.directory,
+            authenticator: environment.authenticator, errors: environment.errors)
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -51,7 +67,7 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
             if let refusal {
                 self.refusal = nil
                 answer(refusal.error, context: context)
-                environment.errors.count(refusal.error, projectID: refusal.projectID, at: environment.clock.now())
+                errors.count(refusal.error, projectID: refusal.projectID, at: admission.clock.now())
                 return
             }
         }
@@ -79,7 +95,7 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     private func endOnItsWay() {
         guard let project = onItsWay else { return }
         onItsWay = nil
-        environment.quotas.endPassedOn(projectID: project)
+        admission.quotas.endPassedOn(projectID: project)
     }
 
     /// The quota error of a send the router would refuse with it, and its project, when that
@@ -90,13 +106,13 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
             head.headerFields[.expect] == nil,
             head.headerFields[.connection]?.lowercased().contains("close") != true
         else { return nil }
-        let now = environment.clock.now()
-        guard let named = environment.directory.project(named: projectName),
-            environment.quotas.isRefusingDownstream(projectID: named.id, now: now),
-            let project = environment.authenticator.authorizeWithoutWaiting(
+        let now = admission.clock.now()
+        guard let named = directory.project(named: projectName),
+            admission.quotas.isRefusingDownstream(projectID: named.id, now: now),
+            let project = authenticator.authorizeWithoutWaiting(
                 authorization: head.headerFields[.authorization], projectName: projectName)
         else { return nil }
-        if let refusal = environment.quotas.passOnDownstream(project, now: now) { return (refusal, project.id) }
+        if let refusal = admission.quotas.passOnDownstream(project, now: now) { return (refusal, project.id) }
         onItsWay = project.id
         return nil
     }
@@ -127,14 +143,14 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
         context.write(wrapOutboundOut(.head(HTTPResponse(status: error.status, headerFields: fields))), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        environment.metrics.countError(error)
-        environment.metrics.countAnswer(route: SendRoutes.base, status: error.status)
+        admission.metrics.countError(error)
+        admission.metrics.countAnswer(route: SendRoutes.base, status: error.status)
     }
 
     /// The body and header fields of the answer to `error`, rendered again only when the
     /// error or the second changed since the last one.
     private func rendering(_ error: HeraldError, allocator: ByteBufferAllocator) -> (ByteBuffer, HTTPFields) {
-        let second = environment.clock.now().milliseconds / 1000
+        let second = admission.clock.now().milliseconds / 1000
         if let rendered, rendered.error == error, rendered.second == second { return (rendered.body, rendered.fields) }
         let body = allocator.buffer(string: error.v1Body.rendered)
         var fields = error.headers

@@ -8,7 +8,7 @@ import Hummingbird
 /// read by `Register3Request`; this type checks the device's `AidLogin` and does the
 /// store's part. Answers are `token=…`, `deleted=…` or `Error=…` lines.
 struct Register3Endpoint {
-    let environment: HTTPEnvironment
+    let environment: RegistrationEnvironment
 
     /// `installationAuth` is the `x-goog-firebase-installations-auth` header, which the iOS
     /// SDK sends instead of the form field.

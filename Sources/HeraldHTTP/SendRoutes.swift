@@ -6,14 +6,14 @@ struct SendRoutes {
     /// The send API's path; also its route label in `herald_http_requests_total`.
     static let base = "/v1/projects/{project}/messages:send"
 
-    let environment: HTTPEnvironment
+    let environment: SendEnvironment
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post(RouterPath(stringLiteral: Self.base)) { request, context in
             let projectName = try context.parameters.require("project")
             let (_, project) = try await environment.authenticator.authorize(
                 authorization: request.headers[.authorization], projectName: projectName)
-            return try await environment.admittingDownstream(project, surface: "send") {
+            return try await environment.admission.admitting(project, surface: "send") {
                 let body = try await request.collectBody()
                 let send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)
                 let id = try await environment.dispatcher.send(send, project: project)

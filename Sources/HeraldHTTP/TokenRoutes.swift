@@ -1,10 +1,16 @@
 import HeraldCore
+import HeraldStorage
+import HeraldTelemetry
 import Hummingbird
 
 /// `POST /token`: the OAuth 2.0 JWT-bearer grant (RFC 7523) as google-auth performs it.
 struct TokenRoutes {
     static let grantType = "urn:ietf:params:oauth:grant-type:jwt-bearer"
-    let environment: HTTPEnvironment
+    let store: any CredentialStore
+    let authenticator: Authenticator
+    let tokens: AccessTokens
+    let clock: any HeraldClock
+    let metrics: HeraldMetrics
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post("/token") { request, _ in
@@ -25,20 +31,20 @@ struct TokenRoutes {
         }
         // The key is read from the store, not the cache, so a revocation counts at once.
         guard let keyID = ServiceAccountAssertion.keyID(of: assertion),
-            let key = try await environment.store.serviceAccountKey(id: keyID), key.isActive,
-            try await environment.store.project(id: key.projectID) != nil
+            let key = try await store.serviceAccountKey(id: keyID), key.isActive,
+            try await store.project(id: key.projectID) != nil
         else {
             return oauthError("invalid_grant", "Invalid JWT Signature.")
         }
-        let now = environment.clock.now()
+        let now = clock.now()
         do {
             _ = try await ServiceAccountAssertion.verify(
-                assertion, key: key, now: now, audience: .tokenEndpoint(origins: environment.authenticator.ownOrigins))
+                assertion, key: key, now: now, audience: .tokenEndpoint(origins: authenticator.ownOrigins))
         } catch {
             return oauthError(error.code, error.description)
         }
-        let token = environment.tokens.issue(for: Caller(projectID: key.projectID, keyID: key.id), now: now)
-        environment.metrics.increment("herald_access_tokens_issued_total", [("project", key.projectID)])
+        let token = tokens.issue(for: Caller(projectID: key.projectID, keyID: key.id), now: now)
+        metrics.increment("herald_access_tokens_issued_total", [("project", key.projectID)])
         return Response.json(
             .object([
                 (key: "access_token", value: .string(token)),

@@ -6,7 +6,10 @@ import Hummingbird
 /// Topic management in all three API generations (reference §3): the v1
 /// `topicSubscriptions` resource, the Instance ID batch API, and Instance ID info.
 struct TopicRoutes {
-    let environment: HTTPEnvironment
+    let authenticator: Authenticator
+    let store: any RegistrationStore & TopicStore
+    let quotas: Quotas
+    let clock: any HeraldClock
     /// Tokens one batch request may name.
     static let batchLimit = 1000
     /// Topics one app instance may subscribe to.
@@ -21,7 +24,7 @@ struct TopicRoutes {
             let topic = TopicName.stripPrefix(query.get("topic_name") ?? query.get("topicName") ?? "")
             let subscription = TopicSubscription(
                 projectID: project.id, token: registration.token, topic: try validTopic(topic),
-                createdAt: environment.clock.now())
+                createdAt: clock.now())
             guard try await subscribe(subscription) else {
                 throw HeraldError.alreadyExists("The registration is subscribed to topic \(topic) already.")
             }
@@ -34,7 +37,7 @@ struct TopicRoutes {
             let after =
                 query.get("pageToken").flatMap { Base64URL.decode($0) }.map { String(decoding: $0, as: UTF8.self) }
                 ?? ""
-            let all = try await environment.store.subscriptions(token: registration.token).filter { $0.topic > after }
+            let all = try await store.subscriptions(token: registration.token).filter { $0.topic > after }
             let page = all.prefix(pageSize)
             var body: [(key: String, value: JSONValue)] = [
                 (key: "topicSubscriptions", value: .array(page.map(resource)))
@@ -48,7 +51,7 @@ struct TopicRoutes {
             let (_, registration) = try await ownedRegistration(request, context)
             let topic = try pathValue(context, "topic")
             guard
-                let subscription = try await environment.store.subscriptions(token: registration.token)
+                let subscription = try await store.subscriptions(token: registration.token)
                     .first(where: { $0.topic == topic })
             else { throw HeraldError.notFound("The registration is not subscribed to topic \(topic).") }
             return Response.json(resource(subscription))
@@ -59,21 +62,21 @@ struct TopicRoutes {
             let topic = try pathValue(context, "topic")
             let query = request.uri.queryParameters
             let allowMissing = (query.get("allow_missing") ?? query.get("allowMissing")) == "true"
-            let removed = try await environment.store.unsubscribe(token: registration.token, topic: topic)
+            let removed = try await store.unsubscribe(token: registration.token, topic: topic)
             guard removed || allowMissing else {
                 throw HeraldError.notFound("The registration is not subscribed to topic \(topic).")
             }
             return Response.json(.object([]))
         }
         router.post("/iid/v1:batchAdd") { request, _ in
-            try await environment.instanceIDRequest(request) { try await batch(request, project: $0, adding: true) }
+            try await authenticator.instanceIDRequest(request) { try await batch(request, project: $0, adding: true) }
         }
         router.post("/iid/v1:batchRemove") { request, _ in
-            try await environment.instanceIDRequest(request) { try await batch(request, project: $0, adding: false) }
+            try await authenticator.instanceIDRequest(request) { try await batch(request, project: $0, adding: false) }
         }
         router.get("/iid/info/:token") { request, context in
             let token = try pathValue(context, "token")
-            return try await environment.instanceIDRequest(request) {
+            return try await authenticator.instanceIDRequest(request) {
                 try await info(request, project: $0, token: token)
             }
         }
@@ -84,12 +87,12 @@ struct TopicRoutes {
     private func ownedRegistration(_ request: Request, _ context: HeraldRequestContext) async throws
         -> (Project, Registration)
     {
-        let (_, project) = try await environment.authenticator.authorize(
+        let (_, project) = try await authenticator.authorize(
             authorization: request.headers[.authorization],
             projectName: try context.parameters.require("project"))
         let token = try pathValue(context, "token")
         guard RegistrationTokenFormat.isWellFormed(token) else { throw HeraldError.malformedToken(field: "token") }
-        guard let registration = try await environment.store.registration(token: token),
+        guard let registration = try await store.registration(token: token),
             registration.deletedAt == nil
         else { throw HeraldError.notFound("Requested entity was not found.") }
         guard registration.projectID == project.id else {
@@ -100,7 +103,7 @@ struct TopicRoutes {
 
     /// SEMANTICS T2 for the v1 resource: one change per request, refused with a 429.
     private func admitOneChange(_ project: Project) throws {
-        guard environment.quotas.admitTopicOperations(project, requested: 1, now: environment.clock.now()) == 1 else {
+        guard quotas.admitTopicOperations(project, requested: 1, now: clock.now()) == 1 else {
             throw Quotas.topicOperationsExceeded(project)
         }
     }
@@ -127,7 +130,7 @@ struct TopicRoutes {
     /// Subscribes; false when the subscription existed. Throws when the token has too many topics.
     private func subscribe(_ subscription: TopicSubscription) async throws -> Bool {
         do {
-            return try await environment.store.subscribe(subscription, limit: Self.topicsPerToken)
+            return try await store.subscribe(subscription, limit: Self.topicsPerToken)
         } catch StoreError.limit {
             throw HeraldError(
                 status: .failedPrecondition,
@@ -156,8 +159,8 @@ struct TopicRoutes {
             return Response.json(.stringObject([("error", "INVALID_ARGUMENT")]), status: .badRequest)
         }
         // SEMANTICS T2: the tokens past the project's room this second get RESOURCE_EXHAUSTED.
-        let granted = environment.quotas.admitTopicOperations(
-            project, requested: tokens.count, now: environment.clock.now())
+        let granted = quotas.admitTopicOperations(
+            project, requested: tokens.count, now: clock.now())
         var results: [JSONValue] = []
         for (index, token) in tokens.enumerated() {
             guard index < granted else {
@@ -174,20 +177,20 @@ struct TopicRoutes {
     {
         func failure(_ code: String) -> [(key: String, value: JSONValue)] { [(key: "error", value: .string(code))] }
         guard RegistrationTokenFormat.isWellFormed(token) else { return failure("INVALID_ARGUMENT") }
-        guard let registration = try await environment.store.registration(token: token),
+        guard let registration = try await store.registration(token: token),
             registration.deletedAt == nil
         else { return failure("NOT_FOUND") }
         guard registration.projectID == project.id else { return failure("PERMISSION_DENIED") }
         if adding {
             let subscription = TopicSubscription(
-                projectID: project.id, token: token, topic: topic, createdAt: environment.clock.now())
+                projectID: project.id, token: token, topic: topic, createdAt: clock.now())
             do {
-                _ = try await environment.store.subscribe(subscription, limit: Self.topicsPerToken)
+                _ = try await store.subscribe(subscription, limit: Self.topicsPerToken)
             } catch StoreError.limit {
                 return failure("TOO_MANY_TOPICS")
             }
         } else {
-            _ = try await environment.store.unsubscribe(token: token, topic: topic)
+            _ = try await store.unsubscribe(token: token, topic: topic)
         }
         return []
     }
@@ -197,7 +200,7 @@ struct TopicRoutes {
         guard RegistrationTokenFormat.isWellFormed(token) else {
             return Response.json(.stringObject([("error", "InvalidToken")]), status: .badRequest)
         }
-        guard let registration = try await environment.store.registration(token: token), registration.deletedAt == nil,
+        guard let registration = try await store.registration(token: token), registration.deletedAt == nil,
             registration.projectID == project.id
         else {
             return Response.json(
@@ -210,7 +213,7 @@ struct TopicRoutes {
             (key: "platform", value: .string(platforms[registration.platform] ?? "ANDROID")),
         ]
         if request.uri.queryParameters.get("details") == "true" {
-            let topics = try await environment.store.subscriptions(token: token).map { subscription in
+            let topics = try await store.subscriptions(token: token).map { subscription in
                 (
                     key: subscription.topic,
                     value: JSONValue.stringObject([("addDate", CalendarDay(subscription.createdAt).description)])

@@ -3,6 +3,7 @@ import HeraldCore
 import HeraldDelivery
 import HeraldProtocol
 import Hummingbird
+import Logging
 
 /// The push endpoints of Web Push (RFC 8030) for the push channels Herald issued: `POST
 /// /wp/{token}` (the endpoint handed out) and `POST /fcm/send/{token}` (the one browsers
@@ -11,7 +12,9 @@ import Hummingbird
 /// each notification to the push channels its pushkeys name. Answers are plain text, as
 /// push services give them.
 struct WebPushRoutes {
-    let environment: HTTPEnvironment
+    /// The push service; without it push channels' endpoints answer 404.
+    let relay: WebPushRelay?
+    let logger: Logger
     /// Waiting reads of receipt subscriptions, per source address.
     let waits = WaitsPerAddress(limit: Self.maximumWaitsPerAddress)
     /// The most receipt reads one address may have waiting at once; more are answered at once.
@@ -43,7 +46,7 @@ struct WebPushRoutes {
 
     private func push(_ request: Request, token: String) async -> Response {
         await answering {
-            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            guard let relay = relay else { throw Self.unknownChannel }
             guard let body = try? await request.body.collect(upTo: WebPushRequest.maximumBodyBytes + 1) else {
                 throw WebPushRequest.Refusal(status: 413, reason: "The body is larger than 4096 bytes.")
             }
@@ -78,7 +81,7 @@ struct WebPushRoutes {
     /// for at most `maximumWaitsPerAddress` requests of one address at once.
     private func receipts(_ request: Request, subscription: String, from address: String) async -> Response {
         await answering {
-            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            guard let relay = relay else { throw Self.unknownChannel }
             let query = request.uri.queryParameters
             guard let after = query.get("after").map({ Int64($0) }) ?? 0, after >= 0 else {
                 throw WebPushRequest.Refusal(status: 400, reason: "after must be a receipt's sequence.")
@@ -120,7 +123,7 @@ struct WebPushRoutes {
     /// UnifiedPush's discovery: a distributor's server answers `{"unifiedpush":{"version":1}}`.
     private func discover(token: String) async -> Response {
         await answering {
-            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            guard let relay = relay else { throw Self.unknownChannel }
             _ = try await relay.channel(token)
             return Response.json(.object([("unifiedpush", .object([("version", .number(1))]))]))
         }
@@ -128,7 +131,7 @@ struct WebPushRoutes {
 
     private func withdraw(token: String, messageID: String) async -> Response {
         await answering {
-            guard let relay = environment.webPush else { throw Self.unknownChannel }
+            guard let relay = relay else { throw Self.unknownChannel }
             guard try await relay.withdraw(token: token, messageID: messageID) else {
                 throw WebPushRequest.Refusal(status: 404, reason: "No such undelivered message.")
             }
@@ -142,7 +145,7 @@ struct WebPushRoutes {
     /// that the homeserver drops them. Other pushkeys are not Herald's to judge.
     private func notify(_ request: Request) async -> Response {
         await answering {
-            guard let relay = environment.webPush,
+            guard let relay = relay,
                 let body = try? await request.body.collect(upTo: Self.maximumMatrixBodyBytes + 1),
                 body.readableBytes <= Self.maximumMatrixBodyBytes,
                 let json = try? JSONParser.parse(Array(body.readableBytesView)),
@@ -171,7 +174,7 @@ struct WebPushRoutes {
                 } catch let refusal as WebPushRequest.Refusal where refusal.status == 404 || refusal.status == 410 {
                     rejected.append(.string(pushkey))
                 } catch let refusal as WebPushRequest.Refusal {
-                    environment.logger.debug("matrix notification not sent", metadata: ["reason": "\(refusal.reason)"])
+                    logger.debug("matrix notification not sent", metadata: ["reason": "\(refusal.reason)"])
                 }
             }
             return Response.json(.object([("rejected", .array(rejected))]))
@@ -204,7 +207,7 @@ struct WebPushRoutes {
                 refusal.reason, status: HTTPResponse.Status(code: refusal.status), retryAfter: refusal.retryAfterSeconds
             )
         } catch {
-            environment.logger.error("web push failed", metadata: ["error": "\(error)"])
+            logger.error("web push failed", metadata: ["error": "\(error)"])
             return LegacySendRoutes.text(
                 "The push service failed; try again.", status: .serviceUnavailable, retryAfter: 1)
         }

@@ -231,7 +231,8 @@ public struct HeraldNode: Sendable {
             CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),
-            ScheduledSender(environment: environment),
+            ScheduledSender(
+                store: store, sender: environment.consoleSender, directory: directory, clock: clock, logger: logger),
             APNsForwarder(
                 configuration: configuration.apns, store: store, clock: clock, metrics: metrics,
                 logger: logger, countError: environment.errors.count),
@@ -239,10 +240,10 @@ public struct HeraldNode: Sendable {
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }
         services += [
-            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.lanes.first)
+            LaneService(makeApplication { port in await ready.http(port) }, lane: environment.admission.lanes.first)
         ]
         if let dropIn = configuration.dropIn {
-            services.append(LaneService(try makeDropInApplication(dropIn), lane: environment.lanes.first))
+            services.append(LaneService(try makeDropInApplication(dropIn), lane: environment.admission.lanes.first))
         }
         let group = ServiceGroup(
             configuration: .init(

@@ -77,7 +77,7 @@ struct APNsCertificateCommand: AsyncParsableCommand {
 /// The store, once `projectID` names a project; with `kind`, removes the project's
 /// credential of that kind instead, says so and answers nil.
 private func apnsStore(_ options: StoreOptions, projectID: String, removing kind: APNsCredential.Kind?)
-    async throws -> (any HeraldStore)?
+    async throws -> (any APNsCredentialStore)?
 {
     let store = try await openStore(options)
     guard try await store.project(id: projectID) != nil else { throw ValidationError("No project \(projectID).") }
@@ -89,7 +89,7 @@ private func apnsStore(_ options: StoreOptions, projectID: String, removing kind
 
 /// Stores the credential `make` reads and checks, or turns its refusal into the command's error.
 private func saveAPNs(
-    into store: any HeraldStore, _ make: (Timestamp) throws(APNsCredentialFile.Failure) -> APNsCredential
+    into store: any APNsCredentialStore, _ make: (Timestamp) throws(APNsCredentialFile.Failure) -> APNsCredential
 ) async throws {
     do {
         let credential = try make(SystemClock().now())

@@ -273,7 +273,7 @@ import Testing
     @Test func aSaturatedNodeAnswers503WithRetryAfterAndRecovers() async throws {
         try await GatewayHarness.with { harness in
             let (_, token) = try await harness.makeDevice()
-            let gate = harness.node.environment.sends
+            let gate = harness.node.environment.admission.sends
             var taken = 0
             while gate.enter() { taken += 1 }
             let refused = try await harness.sendRequest(data(token))
@@ -352,7 +352,11 @@ import Testing
         let room = start.adding(milliseconds: 60_011)
         try admitsExactly(1, quotas, project, at: room)
         #expect(quotas.isRefusingDownstream(projectID: "shared", now: room.adding(milliseconds: 999)))
+        // The one admission of a send says how its project stands: refused lately while
+        // marked, within its quota after.
+        #expect(try quotas.admitDownstream(project, now: room.adding(milliseconds: 999)) == .refusedLately)
         #expect(!quotas.isRefusingDownstream(projectID: "shared", now: room.adding(milliseconds: 1_000)))
+        #expect(try quotas.admitDownstream(project, now: room.adding(milliseconds: 1_000)) == .withinQuota)
     }
 
     /// A send refunded after its work (a 429 or a server error) is taken back from the

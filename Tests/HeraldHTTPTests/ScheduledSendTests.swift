@@ -20,7 +20,10 @@ import Testing
     }
 
     static func sender(_ server: TestServer) -> ScheduledSender {
-        ScheduledSender(environment: server.node.environment)
+        let environment = server.node.environment
+        return ScheduledSender(
+            store: environment.store, sender: environment.consoleSender, directory: environment.directory,
+            clock: environment.clock, logger: environment.logger)
     }
 
     @Test func aScheduledSendIsKeptAcrossARestartAndGoesOutOnceAtItsTime() async throws {
