@@ -6,6 +6,11 @@ let strict: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),
 ]
 
+/// A test target with the house's settings.
+func tests(_ name: String, _ dependencies: [Target.Dependency]) -> Target {
+    .testTarget(name: name, dependencies: dependencies, swiftSettings: strict)
+}
+
 let package = Package(
     name: "Herald",
     platforms: [.macOS(.v15)],
@@ -132,6 +137,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict
@@ -241,9 +247,9 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "HeraldAPNsTests",
-            dependencies: [
+        tests(
+            "HeraldAPNsTests",
+            [
                 "HeraldAPNs",
                 "HeraldCore",
                 "HeraldProtocol",
@@ -251,9 +257,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
-            ],
-            swiftSettings: strict
-        ),
+            ]),
         .executableTarget(
             name: "herald",
             dependencies: [
@@ -276,62 +280,76 @@ let package = Package(
         ),
         .target(
             name: "HeraldTestSupport",
-            dependencies: ["HeraldCore", "HeraldStorage", .product(name: "Logging", package: "swift-log")],
+            dependencies: [
+                "HeraldCore", "HeraldStorage", "HeraldDelivery", "HeraldProtocol", "HeraldGateway", "HeraldHTTP",
+                "HeraldServer", "HeraldConsole", "HeraldClient", "HeraldTools",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
             path: "Tests/HeraldTestSupport",
             swiftSettings: strict
         ),
-        .testTarget(
-            name: "HeraldCoreTests",
-            dependencies: ["HeraldCore"],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldStorageTests",
-            dependencies: [
+        tests("HeraldCoreTests", ["HeraldCore"]),
+        tests(
+            "HeraldStorageTests",
+            [
                 "HeraldTestSupport",
                 "HeraldCore", "HeraldTelemetry", "HeraldStorage", "HeraldDelivery", "HeraldProtocol",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"), .product(name: "GRDB", package: "GRDB.swift"),
-            ],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldDeliveryTests",
-            dependencies: [
+            ]),
+        tests(
+            "HeraldDeliveryTests",
+            [
                 "HeraldTestSupport",
                 "HeraldCore", "HeraldTelemetry", "HeraldStorage", "HeraldDelivery",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Prometheus", package: "swift-prometheus"),
-            ],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldServerTests",
-            dependencies: [
+            ]),
+        tests(
+            "HeraldServerTests",
+            [
                 "HeraldTestSupport",
                 "HeraldCore", "HeraldStorage", "HeraldHTTP", "HeraldServer",
                 .product(name: "Logging", package: "swift-log"),
-            ],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldProtocolTests",
-            dependencies: [
+            ]),
+        tests(
+            "HeraldProtocolTests",
+            [
                 "HeraldCore", "HeraldProtocol", .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldXMPPTests",
-            dependencies: ["HeraldCore", "HeraldXMPP"],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldGatewayTests",
-            dependencies: [
+            ]),
+        tests("HeraldClientTests", ["HeraldTestSupport", "HeraldClient", "HeraldCore", "HeraldProtocol"]),
+        tests(
+            "HeraldConsoleTests",
+            [
+                "HeraldTestSupport", "HeraldConsole", "HeraldCore", "HeraldServer", "HeraldStorage",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]),
+        tests("HeraldToolsTests", ["HeraldTestSupport", "HeraldTools", "HeraldCore", "HeraldServer"]),
+        tests(
+            "HeraldPostgresTests",
+            [
+                "HeraldTestSupport", "HeraldCore", "HeraldStorage", "HeraldDelivery", "HeraldTelemetry", "HeraldHTTP",
+                "HeraldServer", "HeraldConsole", .product(name: "CoreMetrics", package: "swift-metrics"),
+                .product(name: "Logging", package: "swift-log"),
+            ]),
+        tests("HeraldXMPPTests", ["HeraldCore", "HeraldXMPP"]),
+        tests(
+            "HeraldGatewayTests",
+            [
                 "HeraldTestSupport",
                 "HeraldCore",
                 "HeraldStorage",
@@ -351,12 +369,10 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "NIOTLS", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
-        .testTarget(
-            name: "HeraldHTTPTests",
-            dependencies: [
+            ]),
+        tests(
+            "HeraldHTTPTests",
+            [
                 "HeraldTestSupport",
                 "HeraldCore",
                 "HeraldDelivery",
@@ -375,9 +391,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ],
-            swiftSettings: strict
-        ),
+            ]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,17 +1,17 @@
 import HeraldCore
 import HeraldProtocol
-import NIOHTTP1
 import SwiftProtobuf
 
 /// The HTTP side of becoming a device: check-in, Firebase installation, and registration
-/// (`register3` for native platforms, FCM web registrations for web).
+/// (`register3` for native platforms, FCM web registrations for web), over AsyncHTTPClient.
 public struct DeviceRegistrar: Sendable {
-    let server: HTTPURL
-
-    /// A registrar for the Herald at this base URL.
-    public init(server: HTTPURL) {
-        self.server = server
-    }
+    /// Herald's base URL, `http://` or `https://`, without a trailing slash.
+    let server: String
+    /// The PEM file of the only CA an `https://` server's certificate is checked against;
+    /// nil for the system's roots.
+    let certificateAuthority: String?
+    /// How long a request may take, retries of a failed connection included.
+    let timeout: Duration
 
     /// Why a registration step failed.
     public struct Failure: Error, CustomStringConvertible {
@@ -22,10 +22,22 @@ public struct DeviceRegistrar: Sendable {
         }
     }
 
-    private func post(_ path: String, headers: [(String, String)], body: [UInt8]) async throws -> HTTPResult {
-        try await HTTPConnection.with(host: server.host, port: server.port) { connection in
-            try await connection.request(.POST, server.path.trimmingTrailingSlash + path, headers: headers, body: body)
+    /// A registrar for the Herald at the base URL `server` (`http://` or `https://`).
+    public init(server: String, trusting certificateAuthority: String? = nil, timeout: Duration = .seconds(30))
+        throws(Failure)
+    {
+        guard WebRequest.isWebURL(server) else {
+            throw Failure(description: "the server URL must be http:// or https://, not \(server)")
         }
+        self.server = server.hasSuffix("/") ? String(server.dropLast()) : server
+        self.certificateAuthority = certificateAuthority
+        self.timeout = timeout
+    }
+
+    private func post(_ path: String, headers: [(String, String)], body: [UInt8]) async throws -> HTTPResult {
+        try await WebRequest.send(
+            .POST, server + path, headers: headers, body: body, certificateAuthority: certificateAuthority,
+            timeout: timeout)
     }
 
     /// Checks in: a new device, or the existing one when `existing` is given.
@@ -107,7 +119,7 @@ public struct DeviceRegistrar: Sendable {
             (
                 key: "web",
                 value: .stringObject([
-                    ("endpoint", "\(server.origin)/fcm/send/\(channelToken)"),
+                    ("endpoint", "\(origin)/fcm/send/\(channelToken)"),
                     ("p256dh", Base64URL.encode(p256dh)), ("auth", Base64URL.encode(auth)),
                 ])
             )
@@ -184,9 +196,15 @@ public struct DeviceRegistrar: Sendable {
     }
 }
 
-extension String {
-    fileprivate var trimmingTrailingSlash: String { hasSuffix("/") ? String(dropLast()) : self }
+extension DeviceRegistrar {
+    /// The server's scheme, host and port, without a path.
+    var origin: String {
+        let afterScheme = server.range(of: "://").map(\.upperBound) ?? server.startIndex
+        return String(server[..<(server[afterScheme...].firstIndex(of: "/") ?? server.endIndex)])
+    }
+}
 
+extension String {
     fileprivate func leftPadded(to length: Int) -> String {
         String(repeating: "0", count: max(0, length - count)) + self
     }

@@ -28,7 +28,8 @@ public actor HeraldClient {
             case plaintext
         }
 
-        /// Herald's HTTP base URL (`http://host:port`).
+        /// Herald's HTTP base URL, `http://` or `https://` (checked as the gateway's TLS is:
+        /// against `certificateAuthority`'s CA when given, else the system's roots).
         public var server: String
         public var projectID: String
         public var apiKey: String
@@ -91,12 +92,6 @@ public actor HeraldClient {
     /// Upstream messages the server has not acknowledged yet, oldest first; sent again on
     /// every new connection until it does (the server keeps one copy of each id).
     private var outgoing: [UpstreamRequest] = []
-    /// The upstream messages written on this connection, by the stream id the server's
-    /// acknowledgement counts them under.
-    private var written: [(streamID: Int32, messageID: String)] = []
-    /// Stanzas written on this connection since the login, as the server counts them.
-    private var streamCount: Int32 = 0
-
     /// Events for the app, in order; iterate it once.
     public nonisolated var events: ClientEvents { ClientEvents(client: self, stream: eventStream) }
 
@@ -129,10 +124,7 @@ public actor HeraldClient {
             identity = saved
         }
         if let identity { return identity.token }
-        guard let server = HTTPURL(configuration.server) else {
-            throw Failure(description: "the server URL must be http://HOST:PORT")
-        }
-        let registrar = DeviceRegistrar(server: server)
+        let registrar = try makeRegistrar()
         let (androidID, securityToken) = try await registrar.checkin(existing: nil)
         let installation = try await registrar.install(
             projectID: configuration.projectID, apiKey: configuration.apiKey, appID: configuration.appID)
@@ -187,15 +179,23 @@ public actor HeraldClient {
     /// messages and answers every later send with `UNREGISTERED`. The identity file is removed.
     public func deleteToken() async throws {
         guard let identity else { throw Failure(description: "not registered") }
-        guard let server = HTTPURL(configuration.server) else {
-            throw Failure(description: "the server URL must be http://HOST:PORT")
-        }
-        try await DeviceRegistrar(server: server).unregister(
+        try await makeRegistrar().unregister(
             androidID: identity.androidID, securityToken: identity.securityToken, app: identity.appID,
             token: identity.token)
         self.identity = nil
         if let path = configuration.identityPath { try? FileManager.default.removeItem(atPath: path) }
         connection?.yield(.frame(MCSFrame(tag: .close, payload: [])))
+    }
+
+    /// The registrar for the configured server.
+    private func makeRegistrar() throws -> DeviceRegistrar {
+        var certificateAuthority: String?
+        if case .certificateAuthority(let path) = configuration.trust { certificateAuthority = path }
+        do {
+            return try DeviceRegistrar(server: configuration.server, trusting: certificateAuthority)
+        } catch {
+            throw Failure(description: error.description)
+        }
     }
 
     // MARK: App and device state
@@ -230,11 +230,8 @@ public actor HeraldClient {
     public func subscribeWebPush(applicationServerKey: String? = nil) async throws -> WebPushSubscription {
         guard var identity else { throw Failure(description: "not registered") }
         if let existing = identity.webPush, existing.applicationServerKey == applicationServerKey { return existing }
-        guard let server = HTTPURL(configuration.server) else {
-            throw Failure(description: "the server URL must be http://HOST:PORT")
-        }
         let subtype = "wp:\(configuration.appID)#\(SecureRandom.hex(bytes: 8))"
-        let token = try await DeviceRegistrar(server: server).register3(
+        let token = try await makeRegistrar().register3(
             androidID: identity.androidID, securityToken: identity.securityToken,
             fields: [
                 ("app", configuration.appID), ("device", String(identity.androidID)),
@@ -257,10 +254,7 @@ public actor HeraldClient {
     /// token stays registered.
     public func unsubscribeWebPush() async throws {
         guard var identity, let subscription = identity.webPush else { return }
-        guard let server = HTTPURL(configuration.server) else {
-            throw Failure(description: "the server URL must be http://HOST:PORT")
-        }
-        try await DeviceRegistrar(server: server).unregister(
+        try await makeRegistrar().unregister(
             androidID: identity.androidID, securityToken: identity.securityToken, app: configuration.appID,
             subtype: subscription.subtype, sender: subscription.sender)
         identity.webPush = nil
@@ -302,15 +296,11 @@ public actor HeraldClient {
         connection?.yield(.upstream(request))
     }
 
-    /// The server has every stanza up to `lastStreamID`: upstream messages among them are sent.
-    private func streamAcknowledged(_ lastStreamID: Int32) {
-        while let first = written.first, first.streamID <= lastStreamID {
-            written.removeFirst()
-            guard let index = outgoing.firstIndex(where: { $0.messageID == first.messageID }) else { continue }
-            outgoing.remove(at: index)
-            eventContinuation.yield(
-                PendingEvent(event: .sent(messageID: first.messageID), persistentID: "", messageID: nil))
-        }
+    /// The server has the upstream message: it is sent.
+    private func upstreamSent(_ messageID: String) {
+        guard let index = outgoing.firstIndex(where: { $0.messageID == messageID }) else { return }
+        outgoing.remove(at: index)
+        eventContinuation.yield(PendingEvent(event: .sent(messageID: messageID), persistentID: "", messageID: nil))
     }
 
     /// The server refused an upstream message or dropped it unsent.
@@ -318,7 +308,6 @@ public actor HeraldClient {
         let value = { (key: String) in stanza.appData.first { $0.key == key }?.value ?? "" }
         let messageID = value("google.message_id")
         outgoing.removeAll { $0.messageID == messageID }
-        written.removeAll { $0.messageID == messageID }
         let event = PendingEvent(
             event: .sendError(messageID: messageID, reason: value("error")), persistentID: stanza.persistentID)
         // A refusal on the connection has no persistent id and needs no acknowledgement.
@@ -380,81 +369,53 @@ public actor HeraldClient {
                     }
                 }
                 let clock = ContinuousClock()
-                let started = clock.now
-                var loggedIn = false
-                var lastInbound = clock.now
-                var lastOutbound = clock.now
-                let interval = Duration.seconds(configuration.heartbeatSeconds)
+                var session = MCSClientSession(
+                    heartbeat: .seconds(configuration.heartbeatSeconds), openedAt: clock.now)
                 defer { group.cancelAll() }
                 loop: for await command in commands {
+                    let actions: [MCSClientSession.Action]
                     switch command {
                     case .frame(let frame):
-                        try await outbound.write(frame)
-                        streamCount &+= 1
-                        lastOutbound = clock.now
+                        actions = [session.write(frame, now: clock.now)]
                     case .upstream(let request):
-                        guard outgoing.contains(where: { $0.messageID == request.messageID }) else { break }
-                        try await outbound.write(MCSFrame.upstream(request))
-                        streamCount &+= 1
-                        written.append((streamCount, request.messageID))
-                        lastOutbound = clock.now
-                    case .inbound(let frame) where !loggedIn:
-                        guard frame.tag == .loginResponse else { throw HandshakeError.unexpected(frame.tag) }
-                        let response = try frame.decode(as: McsProto_LoginResponse.self)
-                        if response.hasError {
-                            throw Failure(
-                                description: "login refused: \(response.error.code) \(response.error.message)")
-                        }
-                        loggedIn = true
-                        lastInbound = clock.now
-                        onLoggedIn()
-                        self.identity?.unacknowledgedIDs = []
-                        try? persist()
-                        connection = continuation
-                        streamCount = 0
-                        written = []
-                        if isDozing {
-                            continuation.yield(.frame(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze")))
-                        }
-                        for request in outgoing { continuation.yield(.upstream(request)) }
+                        guard outgoing.contains(where: { $0.messageID == request.messageID }) else { continue }
+                        actions = [session.write(upstream: request, now: clock.now)]
                     case .inbound(let frame):
-                        lastInbound = clock.now
-                        switch frame.tag {
-                        case .heartbeatPing:
-                            try await outbound.write(try MCSFrame(.heartbeatAck, McsProto_HeartbeatAck()))
-                            streamCount &+= 1
-                            lastOutbound = clock.now
-                        case .heartbeatAck:
-                            streamAcknowledged(try frame.decode(as: McsProto_HeartbeatAck.self).lastStreamIDReceived)
-                        case .iqStanza:
-                            streamAcknowledged(try frame.decode(as: McsProto_IqStanza.self).lastStreamIDReceived)
-                        case .dataMessageStanza:
-                            let stanza = try frame.decode(as: McsProto_DataMessageStanza.self)
-                            await receive(stanza)
-                            streamAcknowledged(stanza.lastStreamIDReceived)
-                        case .close, .streamErrorStanza:
-                            break loop
-                        default:
-                            break
+                        do {
+                            actions = try session.received(frame, now: clock.now)
+                        } catch MCSClientSession.Failure.loginRefused(let code, let message) {
+                            throw Failure(description: "login refused: \(code) \(message)")
                         }
                     case .inboundEnded:
                         break loop
                     case .tick:
-                        if !loggedIn, clock.now - started > .seconds(30) { break loop }
-                        if clock.now - lastInbound > interval * 2 + .seconds(10) { break loop }
-                        if loggedIn, clock.now - lastOutbound >= interval {
-                            try await outbound.write(try MCSFrame(.heartbeatPing, McsProto_HeartbeatPing()))
-                            streamCount &+= 1
-                            lastOutbound = clock.now
+                        actions = try session.tick(now: clock.now)
+                    }
+                    for action in actions {
+                        switch action {
+                        case .write(let frame):
+                            try await outbound.write(frame)
+                        case .loggedIn:
+                            onLoggedIn()
+                            self.identity?.unacknowledgedIDs = []
+                            try? persist()
+                            connection = continuation
+                            if isDozing {
+                                continuation.yield(
+                                    .frame(MCSFrame.heraldExtension(MCSFrame.deviceStateExtension, "doze")))
+                            }
+                            for request in outgoing { continuation.yield(.upstream(request)) }
+                        case .receive(let stanza):
+                            await receive(stanza)
+                        case .upstreamSent(let messageID):
+                            upstreamSent(messageID)
+                        case .close:
+                            break loop
                         }
                     }
                 }
             }
         }
-    }
-
-    enum HandshakeError: Error {
-        case unexpected(MCSTag)
     }
 
     private func openChannel() async throws -> NIOAsyncChannel<MCSFrame, MCSFrame> {

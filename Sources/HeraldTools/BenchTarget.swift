@@ -37,7 +37,7 @@ extension BenchTarget {
     /// Checks in and registers `count` Android app instances of the project, over
     /// `workers` parallel HTTP connections.
     public func registerInstances(_ count: Int, workers: Int = 16) async throws -> [BenchInstance] {
-        let registrar = DeviceRegistrar(server: server)
+        let registrar = try DeviceRegistrar(server: server.text)
         let installation = try await registrar.install(
             projectID: credentials.projectID, apiKey: apiKey, appID: "herald-bench")
         return try await withThrowingTaskGroup(of: [BenchInstance].self) { group in

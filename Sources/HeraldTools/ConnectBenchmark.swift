@@ -88,7 +88,7 @@ public struct ConnectBenchmark: Sendable {
     }
 
     public func run(progress: @escaping @Sendable (String) -> Void) async throws -> Report {
-        let registrar = DeviceRegistrar(server: options.server)
+        let registrar = try DeviceRegistrar(server: options.server.text)
         progress("checking in \(options.connections) devices")
         let identities = try await withThrowingTaskGroup(of: [(UInt64, UInt64)].self) { group in
             let workers = 8

@@ -130,7 +130,7 @@ public struct WebPushBenchmark: Sendable {
     /// Checks in devices and makes each a push channel for the VAPID key.
     private func subscribe(key: String) async throws -> [(instance: BenchInstance, token: String)] {
         let options = options
-        let registrar = DeviceRegistrar(server: options.target.server)
+        let registrar = try DeviceRegistrar(server: options.target.server.text)
         let workers = 16
         return try await withThrowingTaskGroup(of: [(instance: BenchInstance, token: String)].self) { group in
             for worker in 0..<workers {

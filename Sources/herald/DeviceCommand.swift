@@ -68,8 +68,10 @@ struct DeviceCommand: AsyncParsableCommand {
         guard let platform = Platform(rawValue: platform) else {
             throw ValidationError("--platform must be android, apple or web")
         }
-        guard let base = HTTPURL(server) else { throw ValidationError("--server must be http://HOST:PORT") }
-        var gatewayHost = base.host
+        guard WebRequest.isWebURL(server), let serverHost = URL(string: server)?.host else {
+            throw ValidationError("--server must be http://HOST:PORT or https://HOST[:PORT]")
+        }
+        var gatewayHost = serverHost
         var gatewayPort = 5228
         if let gateway {
             let parts = gateway.split(separator: ":")

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldDelivery
+import HeraldTestSupport
 import Logging
 import Testing
 

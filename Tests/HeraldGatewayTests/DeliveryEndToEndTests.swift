@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldProtocol
+import HeraldTestSupport
 import Testing
 
 /// Sends through the HTTP v1 API reaching devices over real TLS sockets (SEMANTICS L1–L4).

@@ -3,6 +3,7 @@ import HeraldClient
 import HeraldCore
 import HeraldProtocol
 import HeraldServer
+import HeraldTestSupport
 import Testing
 
 /// SEMANTICS D1–D6, L5–L7, M4 and P1–P3 through the real store and the real gateway.

@@ -2,6 +2,7 @@ import Foundation
 import HeraldClient
 import HeraldCore
 import HeraldProtocol
+import HeraldTestSupport
 import Testing
 
 @testable import HeraldGateway

@@ -5,6 +5,8 @@ import HeraldHTTP
 import HeraldProtocol
 import HeraldServer
 import HeraldStorage
+import HeraldTestSupport
+import HeraldTools
 import Logging
 import Testing
 
@@ -107,7 +109,7 @@ import Testing
         limits.checkinsPerAddress = 3
         limits.registrationsPerDevice = 2
         try await GatewayHarness.with(deviceRequestLimits: limits) { harness in
-            let registrar = DeviceRegistrar(server: HTTPURL(harness.server)!)
+            let registrar = try DeviceRegistrar(server: harness.server)
             var devices: [(UInt64, UInt64)] = []
             for _ in 0..<3 { devices.append(try await registrar.checkin(existing: nil)) }
             await #expect(throws: DeviceRegistrar.Failure.self) { _ = try await registrar.checkin(existing: nil) }

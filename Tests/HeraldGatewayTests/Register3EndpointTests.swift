@@ -4,6 +4,7 @@ import HeraldClient
 import HeraldCore
 import HeraldServer
 import HeraldStorage
+import HeraldTestSupport
 import HeraldTools
 import Testing
 
@@ -95,7 +96,7 @@ import Testing
                     ])
                 channels.append(String(answer.line.dropFirst("token=".count)))
             }
-            let registrar = DeviceRegistrar(server: HTTPURL(harness.server)!)
+            let registrar = try DeviceRegistrar(server: harness.server)
             let installation = try await registrar.install(
                 projectID: harness.project.id, apiKey: harness.project.apiKey, appID: "1:web")
             var webTokens: [String] = []
@@ -139,7 +140,7 @@ import Testing
             let answer = try await Self.register3(
                 harness, device, [("app", "com.example.fresh"), ("sender", String(issued.project.number))])
             #expect(answer.line.hasPrefix("token="))
-            let registrar = DeviceRegistrar(server: HTTPURL(harness.server)!)
+            let registrar = try DeviceRegistrar(server: harness.server)
             _ = try await registrar.install(
                 projectID: issued.project.id, apiKey: issued.project.apiKey, appID: "1:fresh")
             var account = try ServiceAccountCredentials(keyFile: issued.keyFilePath)

@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import HeraldCore
 import HeraldProtocol
+import HeraldTestSupport
 import Synchronization
 import Testing
 

@@ -1,6 +1,8 @@
 import Foundation
 import HeraldClient
 import HeraldCore
+import HeraldTestSupport
+import HeraldTools
 import Testing
 
 /// Topic management and device groups over HTTP, and sends to them reaching devices.

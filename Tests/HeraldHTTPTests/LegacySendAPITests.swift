@@ -13,18 +13,6 @@ import Testing
 /// `POST /fcm/send`, `/gcm/send` and `/fcm/connect/subscribe`: the legacy protocol's
 /// authentication, answers and errors, over the same dispatcher as the v1 API.
 @Suite struct LegacySendAPITests {
-    /// A live app registration of `projectID`.
-    static func register(_ store: any HeraldStore, projectID: String, deleted: Bool = false) async throws -> String {
-        let device = Device.make(at: Timestamp(milliseconds: 0))
-        try await store.createDevice(device)
-        let registration = Registration(
-            token: Registration.makeToken(), kind: .app, projectID: projectID, sender: "1", appID: "com.example.app",
-            subtype: nil, platform: .android, androidID: device.androidID, createdAt: Timestamp(milliseconds: 0),
-            deletedAt: deleted ? Timestamp(milliseconds: 1) : nil)
-        try await store.createRegistration(registration)
-        return registration.token
-    }
-
     static func post(
         _ body: String, key: String?, path: String = "/fcm/send", contentType: String = "application/json",
         client: any TestClientProtocol
@@ -50,9 +38,9 @@ import Testing
     @Test func C3_L6_eachTokenIsAnsweredInOrderAndOnlyLiveOnesAreStored() async throws {
         let server = try await TestServer.make()
         let (other, _, _) = try await TestServer.addProject("other-project", to: server.store, clock: server.clock)
-        let live = try await Self.register(server.store, projectID: server.project.id)
-        let foreign = try await Self.register(server.store, projectID: other.id)
-        let uninstalled = try await Self.register(server.store, projectID: server.project.id, deleted: true)
+        let live = try await registeredToken(server.store, projectID: server.project.id)
+        let foreign = try await registeredToken(server.store, projectID: other.id)
+        let uninstalled = try await registeredToken(server.store, projectID: server.project.id, deleted: true)
         let unknown = Registration.makeToken()
         try await server.test { client in
             let body =
@@ -78,7 +66,7 @@ import Testing
 
     @Test func M2_aBrokenMessageRuleFailsEveryTokenAlikeAndStoresNothing() async throws {
         let server = try await TestServer.make()
-        let live = try await Self.register(server.store, projectID: server.project.id)
+        let live = try await registeredToken(server.store, projectID: server.project.id)
         try await server.test { client in
             let response = try await Self.post(
                 #"{"registration_ids":["\#(live)","bad token"],"data":{"from":"x"}}"#, key: server.project.serverKey,
@@ -94,7 +82,7 @@ import Testing
         var settings = server.project.settings
         settings.devicePerMinute = 1
         _ = try await server.store.updateSettings(settings, projectID: server.project.id)
-        let token = try await Self.register(server.store, projectID: server.project.id)
+        let token = try await registeredToken(server.store, projectID: server.project.id)
         try await server.test { client in
             var errors: [String?] = []
             for _ in 0..<2 {
@@ -127,8 +115,8 @@ import Testing
     @Test func aDeviceGroupSendAnswersItsCounts() async throws {
         let server = try await TestServer.make()
         let members = [
-            try await Self.register(server.store, projectID: server.project.id),
-            try await Self.register(server.store, projectID: server.project.id),
+            try await registeredToken(server.store, projectID: server.project.id),
+            try await registeredToken(server.store, projectID: server.project.id),
         ]
         let key = "APA91b" + SecureRandom.token(bytes: 32)
         try await server.store.createDeviceGroup(
@@ -143,9 +131,9 @@ import Testing
     @Test func T1_overTheProjectsQuotaIs429WithRetryAfterAndNothingIsSent() async throws {
         let server = try await TestServer.make(downstreamPerMinute: 2)
         let tokens = [
-            try await Self.register(server.store, projectID: server.project.id),
-            try await Self.register(server.store, projectID: server.project.id),
-            try await Self.register(server.store, projectID: server.project.id),
+            try await registeredToken(server.store, projectID: server.project.id),
+            try await registeredToken(server.store, projectID: server.project.id),
+            try await registeredToken(server.store, projectID: server.project.id),
         ]
         try await server.test { client in
             let list = tokens.map { "\"\($0)\"" }.joined(separator: ",")
@@ -174,7 +162,7 @@ import Testing
 
     @Test func thePlainTextFormIsAnsweredInPlainText() async throws {
         let server = try await TestServer.make()
-        let token = try await Self.register(server.store, projectID: server.project.id)
+        let token = try await registeredToken(server.store, projectID: server.project.id)
         try await server.test { client in
             let form = "application/x-www-form-urlencoded;charset=UTF-8"
             let sent = try await Self.post(
@@ -192,7 +180,7 @@ import Testing
 
     @Test func L1_aDryRunIsAnsweredAndStoresNothing() async throws {
         let server = try await TestServer.make()
-        let token = try await Self.register(server.store, projectID: server.project.id)
+        let token = try await registeredToken(server.store, projectID: server.project.id)
         try await server.test { client in
             let response = try await Self.post(
                 #"{"to":"\#(token)","dry_run":true,"data":{"k":"v"}}"#, key: server.project.serverKey, client: client)

@@ -1,4 +1,5 @@
 import HeraldHTTP
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing

@@ -1,6 +1,7 @@
 import HTTPTypes
 import HeraldCore
 import HeraldServer
+import HeraldTestSupport
 import NIOCore
 import NIOEmbedded
 import NIOHTTPTypes

@@ -2,6 +2,7 @@ import Dispatch
 import Glibc
 import HTTPTypes
 import HeraldCore
+import HeraldTestSupport
 import NIOPosix
 import Synchronization
 import Testing

@@ -2,6 +2,7 @@ import Crypto
 import HTTPTypes
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import Testing

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Testing
 
 func sampleRegistration(_ token: String, device: UInt64 = 42, project: String? = "alpha-project") -> Registration {

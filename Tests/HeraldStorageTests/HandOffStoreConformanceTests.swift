@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Testing
 
 /// Conformance for hand-offs to APNs: registrations with an APNs address, and claims of

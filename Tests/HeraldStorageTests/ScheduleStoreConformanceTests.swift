@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Testing
 
 /// Conformance for sends scheduled for later: listed by project, cancelled only while

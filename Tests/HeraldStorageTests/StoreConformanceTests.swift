@@ -12,7 +12,7 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
     case postgres
 
     static var allCases: [Backend] {
-        TestDatabase.isAvailable ? [.memory, .sqlite, .postgres] : [.memory, .sqlite]
+        TestPostgres.location != nil ? [.memory, .sqlite, .postgres] : [.memory, .sqlite]
     }
 
     var testDescription: String { rawValue }
@@ -21,26 +21,9 @@ enum Backend: String, CaseIterable, CustomTestStringConvertible {
         switch self {
         case .memory: return InMemoryStore()
         case .sqlite: return try SQLiteStore(dataDirectory: createdTemporaryDirectory())
-        case .postgres: return try await TestDatabase.makeStore()
+        case .postgres: return try await TestPostgres.store("test-node")
         }
     }
-}
-
-func sampleProject(_ id: String = "alpha-project", number: Int64 = 123_456_789_012) -> Project {
-    Project(
-        id: id, number: number, apiKey: "AIza-\(id)", serverKey: "AAAA-\(id)", createdAt: Timestamp(seconds: 1000))
-}
-
-func sampleKey(_ id: String, project: String = "alpha-project", at seconds: Int64 = 1000) -> ServiceAccountKey {
-    ServiceAccountKey(
-        id: id, projectID: project, clientEmail: ServiceAccountKey.clientEmail(for: project),
-        publicKeyPEM: "PEM-\(id)", createdAt: Timestamp(seconds: seconds))
-}
-
-func sampleMessage(_ id: String, project: String = "alpha-project") -> StoredMessage {
-    StoredMessage(
-        id: id, projectID: project, targetKind: .topic, target: "news", body: #"{"data":{"k":"v"}}"#,
-        createdAt: Timestamp(seconds: 2000), expiresAt: Timestamp(seconds: 2000 + 2_419_200))
 }
 
 /// The `HeraldStore` conformance suite: every backend must pass every test.

@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Testing
 
 /// Conformance for topic subscriptions, fanout jobs and device groups.

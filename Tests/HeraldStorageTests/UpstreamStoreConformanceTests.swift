@@ -1,5 +1,6 @@
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Testing
 
 func upstreamMessage(_ id: String, token: String = "tok-a", at seconds: Int64 = 100, ttl: Int64 = 86_400)

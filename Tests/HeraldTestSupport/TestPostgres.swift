@@ -24,7 +24,7 @@ public enum TestPostgres {
             location.database = name
         }
         let store = PostgresStore(
-            location, nodeID: nodeID, nodeAddress: address, logger: logger, connections: 2, minimumConnections: 0)
+            location, nodeID: nodeID, nodeAddress: address, logger: logger, connections: 4, minimumConnections: 0)
         Task { await store.run() }
         try await store.prepare()
         return store

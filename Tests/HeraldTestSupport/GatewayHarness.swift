@@ -1,40 +1,52 @@
-import Foundation
-import HeraldClient
-import HeraldCore
-import HeraldDelivery
-import HeraldGateway
-import HeraldHTTP
-import HeraldProtocol
-import HeraldServer
-import HeraldStorage
-import HeraldTestSupport
-import HeraldTools
-import Logging
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOSSL
-import Testing
+public import Foundation
+public import HeraldClient
+public import HeraldCore
+public import HeraldDelivery
+public import HeraldGateway
+public import HeraldHTTP
+public import HeraldProtocol
+public import HeraldServer
+public import HeraldStorage
+public import HeraldTools
+public import Logging
+public import NIOCore
+public import NIOHTTP1
+public import NIOPosix
+public import NIOSSL
+public import Testing
 
 /// A whole Herald node on free loopback ports (HTTP and a TLS gateway), over a SQLite
 /// store in a temporary directory, with one project whose key file the harness holds.
-struct GatewayHarness {
-    let node: HeraldNode
-    let directory: String
-    let httpPort: Int
-    let gatewayPort: Int
-    let project: Project
-    let credentials: ServiceAccountCredentials
-    let caPath: String
+public struct GatewayHarness: Sendable {
+    public let node: HeraldNode
+    public let directory: String
+    public let httpPort: Int
+    public let gatewayPort: Int
+    public let project: Project
+    public let credentials: ServiceAccountCredentials
+    public let caPath: String
 
-    var server: String { "http://127.0.0.1:\(httpPort)" }
+    public var server: String { "http://127.0.0.1:\(httpPort)" }
+    /// The drop-in listener's CA certificate, when it was asked for (`dropInPort`); its
+    /// listener serves every path under `https://localhost:<port>`.
+    public var dropInCAPath: String { directory + "/data/tls/drop-in-ca.pem" }
+
+    /// A loopback port nothing listens on now.
+    public static func freePort() async throws -> Int {
+        let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .bind(host: "127.0.0.1", port: 0).get()
+        let port = channel.localAddress?.port
+        try await channel.close()
+        guard let port else { throw HarnessError("no port") }
+        return port
+    }
 
     /// Starts a node, runs `body` with it, and stops the node.
-    static func with<T: Sendable>(
+    public static func with<T: Sendable>(
         heartbeatSeconds: Int = 240, clock: any HeraldClock = SystemClock(),
         settings: (@Sendable (inout ProjectSettings) -> Void)? = nil,
         acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait,
-        deviceRequestLimits: DeviceRequestLimiter.Limits = .init(),
+        deviceRequestLimits: DeviceRequestLimiter.Limits = .init(), dropInPort: Int? = nil,
         _ body: @Sendable (GatewayHarness) async throws -> T
     ) async throws -> T {
         let directory = temporaryDirectory()
@@ -57,6 +69,9 @@ struct GatewayHarness {
         gateway.heartbeatSeconds = heartbeatSeconds
         gateway.security = .generated(dataDirectory: directory + "/data", hostnames: ["127.0.0.1"])
         configuration.gateway = gateway
+        if let dropInPort {
+            configuration.dropIn = .init(host: "127.0.0.1", port: dropInPort, hostnames: ["localhost"])
+        }
         var logger = Logger(label: "gateway-test")
         logger.logLevel = .critical
         let node = try await HeraldNode(configuration: configuration, store: store, clock: clock, logger: logger)
@@ -80,7 +95,9 @@ struct GatewayHarness {
     }
 
     /// A client configuration for a new device of the test project.
-    func clientConfiguration(platform: Platform = .android, identity: String? = nil) -> HeraldClient.Configuration {
+    public func clientConfiguration(platform: Platform = .android, identity: String? = nil)
+        -> HeraldClient.Configuration
+    {
         var configuration = HeraldClient.Configuration(
             server: server, projectID: project.id, apiKey: project.apiKey, appID: "com.example.test",
             platform: platform,
@@ -92,7 +109,7 @@ struct GatewayHarness {
     }
 
     /// Sends a message with the HTTP v1 API; answers the message id.
-    func send(_ message: String) async throws -> String {
+    public func send(_ message: String) async throws -> String {
         let result = try await sendRequest(message)
         guard result.status == 200, let name = (try? JSONParser.parse(result.body))?["name"]?.stringValue else {
             throw HarnessError("send failed: \(result.status) \(String(decoding: result.body, as: UTF8.self))")
@@ -101,12 +118,12 @@ struct GatewayHarness {
     }
 
     /// Sends a message and answers the raw HTTP result.
-    func sendRequest(_ message: String) async throws -> HTTPResult {
+    public func sendRequest(_ message: String) async throws -> HTTPResult {
         try await get("/v1/projects/\(project.id)/messages:send", method: .POST, body: #"{"message":\#(message)}"#)
     }
 
     /// An authenticated request to the HTTP API, with an access token of the node's time.
-    func get(_ path: String, method: HTTPMethod = .GET, body: String = "") async throws -> HTTPResult {
+    public func get(_ path: String, method: HTTPMethod = .GET, body: String = "") async throws -> HTTPResult {
         let token = try await credentials.accessToken(now: node.clock.now())
         return try await HTTPConnection.with(host: "127.0.0.1", port: httpPort) { connection in
             try await connection.request(
@@ -116,7 +133,7 @@ struct GatewayHarness {
     }
 
     /// A device made directly in the store, with an app registration for the test project.
-    func makeDevice() async throws -> (device: Device, token: String) {
+    public func makeDevice() async throws -> (device: Device, token: String) {
         let device = Device.make(at: node.clock.now())
         try await node.store.createDevice(device)
         let token = Registration.makeToken()
@@ -129,7 +146,7 @@ struct GatewayHarness {
     }
 
     /// Waits until `condition` holds, for at most `seconds`.
-    static func eventually(
+    public static func eventually(
         _ seconds: Double = 10, _ condition: @Sendable () async throws -> Bool,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
@@ -143,13 +160,13 @@ struct GatewayHarness {
     }
 }
 
-struct HarnessError: Error, CustomStringConvertible {
-    var description: String
-    init(_ description: String) { self.description = description }
+public struct HarnessError: Error, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
 }
 
 /// The next `count` events a client's app sees, within a time limit; fewer when time runs out.
-func nextEvents(_ client: HeraldClient, _ count: Int, within seconds: Double = 10) async -> [ClientEvent] {
+public func nextEvents(_ client: HeraldClient, _ count: Int, within seconds: Double = 10) async -> [ClientEvent] {
     let collected = EventBox()
     await withTaskGroup(of: Void.self) { group in
         group.addTask {
@@ -165,13 +182,13 @@ func nextEvents(_ client: HeraldClient, _ count: Int, within seconds: Double = 1
     return await collected.events
 }
 
-actor EventBox {
-    var events: [ClientEvent] = []
-    func append(_ event: ClientEvent) { events.append(event) }
+public actor EventBox {
+    public var events: [ClientEvent] = []
+    public func append(_ event: ClientEvent) { events.append(event) }
 }
 
 /// The first event a client's app sees, within a time limit.
-func firstEvent(_ client: HeraldClient, within seconds: Double = 10) async throws -> ClientEvent {
+public func firstEvent(_ client: HeraldClient, within seconds: Double = 10) async throws -> ClientEvent {
     try await withThrowingTaskGroup(of: ClientEvent?.self) { group in
         group.addTask {
             var iterator = client.events.makeAsyncIterator()

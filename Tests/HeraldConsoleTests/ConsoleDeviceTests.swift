@@ -2,6 +2,7 @@ import HTTPTypes
 import HeraldConsole
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
@@ -12,8 +13,8 @@ import Testing
 @Suite struct ConsoleDeviceTests {
     @Test func aTokenIsFoundOnlyInItsOwnProject() async throws {
         let server = try await ConsoleTests().server()
-        let own = try await LegacySendAPITests.register(server.store, projectID: "test-project")
-        let other = try await LegacySendAPITests.register(server.store, projectID: "other-project")
+        let own = try await registeredToken(server.store, projectID: "test-project")
+        let other = try await registeredToken(server.store, projectID: "other-project")
         _ = try await server.store.subscribe(
             TopicSubscription(projectID: "test-project", token: own, topic: "news", createdAt: server.clock.now()),
             limit: 10)

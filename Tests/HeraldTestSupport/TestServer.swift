@@ -1,28 +1,39 @@
-import Foundation
-import HeraldCore
-import HeraldGateway
-import HeraldServer
-import HeraldStorage
-import HeraldTestSupport
-import Hummingbird
-import HummingbirdTesting
-import Logging
-import Testing
-import _CryptoExtras
+public import Foundation
+public import HeraldCore
+public import HeraldGateway
+public import HeraldServer
+public import HeraldStorage
+public import Hummingbird
+public import HummingbirdTesting
+public import Logging
+public import Testing
+public import _CryptoExtras
 
 /// A Herald node over an in-memory store with a manual clock, and one project whose
 /// service-account private key the test holds.
-struct TestServer {
-    let store: any HeraldStore
-    let clock: ManualClock
-    let node: HeraldNode
-    let project: Project
-    let key: ServiceAccountKey
-    let privateKey: _RSA.Signing.PrivateKey
+public struct TestServer: Sendable {
+    public let store: any HeraldStore
+    public let clock: ManualClock
+    public let node: HeraldNode
+    public let project: Project
+    public let key: ServiceAccountKey
+    public let privateKey: _RSA.Signing.PrivateKey
 
-    static let logger = Logger(label: "herald-test")
+    public static let logger = Logger(label: "herald-test")
 
-    static func make(
+    public init(
+        store: any HeraldStore, clock: ManualClock, node: HeraldNode, project: Project, key: ServiceAccountKey,
+        privateKey: _RSA.Signing.PrivateKey
+    ) {
+        self.store = store
+        self.clock = clock
+        self.node = node
+        self.project = project
+        self.key = key
+        self.privateKey = privateKey
+    }
+
+    public static func make(
         store: any HeraldStore = InMemoryStore(), projectID: String = "test-project", secureConsole: Bool = false
     ) async throws -> TestServer {
         let clock = ManualClock()
@@ -32,14 +43,14 @@ struct TestServer {
     }
 
     /// A second node over the same store, clock and project.
-    static func make(sharing other: TestServer) async throws -> TestServer {
+    public static func make(sharing other: TestServer) async throws -> TestServer {
         let node = try await node(store: other.store, clock: other.clock, secureConsole: false)
         return TestServer(
             store: other.store, clock: other.clock, node: node, project: other.project, key: other.key,
             privateKey: other.privateKey)
     }
 
-    static func node(store: any HeraldStore, clock: ManualClock, secureConsole: Bool = false) async throws
+    public static func node(store: any HeraldStore, clock: ManualClock, secureConsole: Bool = false) async throws
         -> HeraldNode
     {
         var configuration = ServerConfiguration()
@@ -52,7 +63,7 @@ struct TestServer {
     }
 
     /// A server whose project may send `perMinute` downstream messages a minute (SEMANTICS T1).
-    static func make(downstreamPerMinute perMinute: Int) async throws -> TestServer {
+    public static func make(downstreamPerMinute perMinute: Int) async throws -> TestServer {
         let server = try await make()
         var settings = server.project.settings
         settings.downstreamPerMinute = perMinute
@@ -60,7 +71,7 @@ struct TestServer {
         return server
     }
 
-    static func addProject(_ id: String, to store: any HeraldStore, clock: any HeraldClock) async throws
+    public static func addProject(_ id: String, to store: any HeraldStore, clock: any HeraldClock) async throws
         -> (Project, ServiceAccountKey, _RSA.Signing.PrivateKey)
     {
         let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
@@ -73,13 +84,15 @@ struct TestServer {
     }
 
     /// Runs a test against the router, after the credential cache has caught up.
-    func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws -> Value {
+    public func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws
+        -> Value
+    {
         try await node.directory.reload(from: store)
         return try await node.makeApplication().test(.router, body)
     }
 
     /// A JWT signed like google-auth's assertion, with every claim overridable.
-    func assertion(
+    public func assertion(
         claims overrides: [String: JSONValue] = [:], keyID: String? = nil,
         signedWith signer: _RSA.Signing.PrivateKey? = nil
     ) throws -> String {
@@ -104,7 +117,7 @@ struct TestServer {
     }
 
     /// Exchanges an assertion at `/token`.
-    static func exchange(_ assertion: String, client: any TestClientProtocol) async throws -> TestResponse {
+    public static func exchange(_ assertion: String, client: any TestClientProtocol) async throws -> TestResponse {
         let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=\(assertion)"
         return try await client.execute(
             uri: "/token", method: .post, headers: [.contentType: "application/x-www-form-urlencoded"],
@@ -112,14 +125,14 @@ struct TestServer {
     }
 
     /// An access token for this project's key.
-    func accessToken(_ client: any TestClientProtocol) async throws -> String {
+    public func accessToken(_ client: any TestClientProtocol) async throws -> String {
         let response = try await Self.exchange(try assertion(), client: client)
         #expect(response.status == .ok)
         return try #require(try response.json()["access_token"]?.stringValue)
     }
 
     /// Posts a send request.
-    static func send(
+    public static func send(
         _ body: String, project: String, token: String?, client: any TestClientProtocol
     ) async throws -> TestResponse {
         var headers: HTTPFields = [.contentType: "application/json"]
@@ -131,7 +144,7 @@ struct TestServer {
 }
 
 extension TestResponse {
-    func json() throws -> JSONValue {
+    public func json() throws -> JSONValue {
         try JSONParser.parse(Array(body.readableBytesView))
     }
 }

@@ -1,22 +1,7 @@
+public import HeraldClient
 public import NIOCore
 public import NIOHTTP1
 public import NIOPosix
-
-/// An answer read from an `HTTPConnection`.
-public struct HTTPResult: Sendable {
-    /// The status code.
-    public var status: Int
-    /// The response headers.
-    public var headers: HTTPHeaders
-    /// The body bytes.
-    public var body: [UInt8]
-
-    public init(status: Int, headers: HTTPHeaders, body: [UInt8]) {
-        self.status = status
-        self.headers = headers
-        self.body = body
-    }
-}
 
 /// One keep-alive HTTP/1.1 client connection, for Herald's command-line tools and
 /// benchmarks: requests go one after another on the same socket.
@@ -82,38 +67,5 @@ public final class HTTPConnection {
             }
         }
         throw Failure(description: "the server closed the connection")
-    }
-}
-
-/// A URL split into what `HTTPConnection` needs; only `http://` is supported.
-public struct HTTPURL: Sendable {
-    public var host: String
-    public var port: Int
-    public var path: String
-
-    /// Parses `http://host[:port][/path]`; nil for anything else.
-    public init?(_ text: String) {
-        guard text.hasPrefix("http://") else { return nil }
-        let rest = text.dropFirst("http://".count)
-        let authority = rest.prefix { $0 != "/" }
-        path = rest.count > authority.count ? String(rest.dropFirst(authority.count)) : ""
-        if let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) {
-            host = String(authority[..<colon])
-            self.port = port
-        } else {
-            host = String(authority)
-            port = 80
-        }
-        guard !host.isEmpty else { return nil }
-    }
-
-    /// `http://host:port`, without the path.
-    public var origin: String { "http://\(host):\(port)" }
-
-    /// The base URL with another path.
-    public func with(path: String) -> HTTPURL {
-        var copy = self
-        copy.path = path
-        return copy
     }
 }

@@ -4,20 +4,21 @@ import HeraldCore
 import HeraldDelivery
 import HeraldStorage
 import HeraldTelemetry
+import HeraldTestSupport
 import Logging
 import Synchronization
 import Testing
 
 /// What several nodes sharing one PostgreSQL database rely on, with one store instance per
 /// node over the same database. Skipped without the test command's PostgreSQL.
-@Suite(.enabled(if: TestDatabase.isAvailable, "needs PostgreSQL: run scripts/test (sets HERALD_TEST_POSTGRES)"))
+@Suite(.enabled(if: TestPostgres.location != nil, "needs PostgreSQL: run scripts/test (sets HERALD_TEST_POSTGRES)"))
 struct ClusterStoreTests {
     /// Stores for `nodes` over one new database, with a project and a device per node.
     func cluster(_ nodes: [String]) async throws -> [PostgresStore] {
-        let first = try await TestDatabase.makeStore(nodeID: nodes[0])
+        let first = try await TestPostgres.store(nodes[0])
         var stores = [first]
         for node in nodes.dropFirst() {
-            stores.append(try await TestDatabase.reopen(first, nodeID: node))
+            stores.append(try await TestPostgres.store(node, sharing: first))
         }
         try await first.createProject(sampleProject(), firstKey: sampleKey("k1"))
         for (index, _) in nodes.enumerated() {

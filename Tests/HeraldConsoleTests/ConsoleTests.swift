@@ -2,6 +2,7 @@ import HTTPTypes
 import HeraldConsole
 import HeraldCore
 import HeraldStorage
+import HeraldTestSupport
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
