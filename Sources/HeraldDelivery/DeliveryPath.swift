@@ -192,12 +192,13 @@ public final class DeliveryPath: Sendable {
     /// row is deleted instead. Devices no session here holds are told to `elsewhere`. The
     /// offers of entries the write did not answer (all of them when it failed) are forgotten.
     public func written(_ offers: Offers, _ enqueued: [Enqueued]) {
+        let answered = settleLedger(offers, writtenCount: enqueued.count)
         // Looked up again: a device may have connected here while the rows were written.
         let holders = connections.mailboxes(of: offers.toWrite)
         for (index, outcome) in zip(offers.toWrite.indices, enqueued) where offers.toWrite[index].deletedCount == 0 {
             var rows = outcome.stored
             let entry = offers.toWrite[index]
-            if offers.offered[index], state.withLock({ $0.ledger.written(OfferLedger.Key(entry)) }) {
+            if answered[index] {
                 let acknowledged = rows.filter { $0.persistentID == entry.persistentID }
                 if !acknowledged.isEmpty {
                     acknowledgements?.submit(
@@ -207,10 +208,22 @@ public final class DeliveryPath: Sendable {
             }
             announce(rows, to: holders[index])
         }
-        guard enqueued.count < offers.toWrite.count else { return }
-        state.withLock { state in
-            for index in offers.toWrite.indices.dropFirst(enqueued.count) where offers.offered[index] {
-                state.ledger.withdraw(OfferLedger.Key(offers.toWrite[index]))
+    }
+
+    /// Tells the ledger, under one lock for the page, which offers were written and which
+    /// were not (`writtenCount` entries were, in order); answers, per entry, whether its
+    /// device acknowledged it before its row was written.
+    private func settleLedger(_ offers: Offers, writtenCount: Int) -> [Bool] {
+        guard offers.offered.contains(true) else { return Array(repeating: false, count: offers.toWrite.count) }
+        return state.withLock { state in
+            offers.toWrite.indices.map { index in
+                guard offers.offered[index] else { return false }
+                let key = OfferLedger.Key(offers.toWrite[index])
+                guard index < writtenCount else {
+                    state.ledger.withdraw(key)
+                    return false
+                }
+                return offers.toWrite[index].deletedCount == 0 && state.ledger.written(key)
             }
         }
     }
