@@ -1,4 +1,4 @@
-# Sourced by the scripts that compare two builds (connection-memory, send-cpu, webpush-cpu,
+# Sourced by the scripts that compare two builds (connection-memory, send-cpu, webpush-cpu, upstream-cpu,
 # one-to-one-cpu). `compare_builds RUNS LABEL MEASURE [ARGUMENTS...]` runs
 # `MEASURE <build> ARGUMENTS...` for $BASE_BIN and $herald alternately, RUNS times each,
 # alternating which goes first so that neither always runs on a warmer machine. MEASURE

@@ -31,6 +31,14 @@ func upstreamMessage(_ id: String, token: String = "tok-a", at seconds: Int64 = 
             limit: 10)
         #expect(leased.map(\.messageID) == ["m1", "m2", "m1"])
         #expect(leased[0].data.map(\.value) == ["v m1"] && leased[0].category == "com.example.app")
+        // What waits goes down as messages are acknowledged or expire.
+        #expect(try await store.acknowledgeUpstream(projectID: "alpha-project", messageID: "m2", token: nil))
+        #expect(try await store.upstreamWaiting(projectID: "alpha-project", androidID: 42) == (2, 2))
+        let expired = try await store.deleteExpiredUpstream(now: Timestamp(seconds: 1_000_000), limit: 10)
+        #expect(expired.count == 2)
+        #expect(try await store.upstreamWaiting(projectID: "alpha-project", androidID: 42) == (0, 0))
+        try await store.appendUpstream([upstreamMessage("m3")])
+        #expect(try await store.upstreamWaiting(projectID: "alpha-project", androidID: 42) == (1, 1))
     }
 
     @Test(arguments: Backend.allCases)

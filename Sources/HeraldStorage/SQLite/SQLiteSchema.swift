@@ -429,6 +429,26 @@ extension SQLiteStore {
                         WHERE android_id < \(Device.handOffIDs.upperBound);
                     """)
         }
+        migrator.registerMigration("v21-upstream-waiting") { db in
+            // What waits for each project's app servers, counted as rows come and go, so that
+            // an upstream message's limit is read at once rather than by counting the rows.
+            try db.execute(
+                sql: """
+                    CREATE TABLE upstream_waiting (
+                        project_id TEXT PRIMARY KEY,
+                        waiting INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    INSERT INTO upstream_waiting (project_id, waiting)
+                        SELECT project_id, COUNT(*) FROM upstream_messages GROUP BY project_id;
+                    CREATE TRIGGER upstream_waiting_added AFTER INSERT ON upstream_messages BEGIN
+                        INSERT INTO upstream_waiting (project_id, waiting) VALUES (NEW.project_id, 1)
+                            ON CONFLICT (project_id) DO UPDATE SET waiting = waiting + 1;
+                    END;
+                    CREATE TRIGGER upstream_waiting_removed AFTER DELETE ON upstream_messages BEGIN
+                        UPDATE upstream_waiting SET waiting = waiting - 1 WHERE project_id = OLD.project_id;
+                    END;
+                    """)
+        }
         return migrator
     }
 }

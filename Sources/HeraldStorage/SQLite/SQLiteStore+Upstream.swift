@@ -119,7 +119,7 @@ extension SQLiteStore {
             let row = try Row.fetchOne(
                 db,
                 sql: """
-                    SELECT (SELECT COUNT(*) FROM upstream_messages WHERE project_id = ?),
+                    SELECT (SELECT waiting FROM upstream_waiting WHERE project_id = ?),
                         (SELECT COUNT(*) FROM upstream_messages WHERE android_id = ? AND kind = 'message')
                     """, arguments: [projectID, Int64(bitPattern: androidID)])
             return (row?[0] ?? 0, row?[1] ?? 0)
