@@ -17,8 +17,9 @@ public enum WebRequest {
     static let maximumBodyBytes = 16 << 20
 
     /// Sends `body` to `url` and reads the whole answer. An `https://` URL's certificate is
-    /// checked against the system's roots, or against only the CA certificate in the PEM
-    /// file `certificateAuthority` names.
+    /// checked against the system's roots (the shared client), or against only the CA
+    /// certificate in the PEM file `certificateAuthority` names (a client made for the
+    /// request and shut down after it: for the few requests of a registration).
     public static func send(
         _ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8] = [],
         certificateAuthority: String? = nil, timeout: Duration = .seconds(30)

@@ -37,20 +37,12 @@ public final class QuotaRefusalHandler: ChannelDuplexHandler, RemovableChannelHa
     /// refused again gets the same answer until its wait or the second changes.
     private var rendered: (error: HeraldError, second: Int64, body: ByteBuffer, fields: HTTPFields)?
 
-    public init(
-        admission: DownstreamAdmission, directory: CredentialDirectory, authenticator: Authenticator, errors: ErrorLog
-    ) {
-        self.admission = admission
-        self.directory = directory
-        self.authenticator = authenticator
-        self.errors = errors
-    }
-
-    /// The handler for the listeners of `environment`.
-    public convenience init(environment: HTTPEnvironment) {
-        self.init(
-            admission: environment.admission, directory: environment.directory,
-            authenticator: environment.authenticator, errors: environment.errors)
+    /// The handler for the listeners of `environment`: its quota, credentials and error log.
+    public init(environment: HTTPEnvironment) {
+        admission = environment.admission
+        directory = environment.directory
+        authenticator = environment.authenticator
+        errors = environment.errors
     }
 
     public func channelRead(context: ChannelHandlerContext, data: NIOAny) {

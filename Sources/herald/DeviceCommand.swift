@@ -19,7 +19,8 @@ struct DeviceCommand: AsyncParsableCommand {
             the app server), unsubscribe (end the Web Push subscription), uninstall, quit.
             """)
 
-    @Option(help: "Herald's HTTP base URL.") var server = "http://127.0.0.1:8080"
+    @Option(help: "Herald's HTTP base URL, http:// or https:// (then checked against --ca when given).") var server =
+        "http://127.0.0.1:8080"
     @Option(help: "The project id.") var project: String
     @Option(name: .customLong("api-key"), help: "The project's API key (herald project show).") var apiKey: String
     @Option(name: .customLong("app-id"), help: "The app id (package name or Firebase app id).") var appID: String
