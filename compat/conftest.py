@@ -165,7 +165,7 @@ class HeraldDevice:
 def herald():
     server = HeraldServer()
     server.projects = {name: server.create_project(name) for name in ("compat-alpha", "compat-beta", "compat-devices", "compat-semantics", "compat-legacy",
-                                                                 "compat-console")}
+                                                                 "compat-console", "compat-events")}
     server.cli("project", "set", "compat-semantics", "max-pending=3")
     server.start()
     yield server

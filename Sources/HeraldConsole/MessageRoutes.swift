@@ -4,13 +4,13 @@ import HeraldHTTP
 import HeraldStorage
 import Hummingbird
 
-/// A message's page at `/console/projects/{project}/messages?id={message id}`: when it was
-/// accepted and what it was sent to; for a topic, condition or device group its fanout's
-/// progress, for one app instance whether it still waits in its device's queue; and the
-/// devices' receipts of it. A message of another project is not found.
+/// A message's page at `/console/projects/{project}/messages?id={message id}`: what the
+/// status API answers (SEMANTICS E3) — when it was accepted and what it was sent to, its
+/// state, how many app instances it was for, and how many each outcome reached. A message
+/// of another project is not found.
 struct MessageRoutes {
     let directory: CredentialDirectory
-    let store: any QueueStore & FanoutStore & StatsStore & RegistrationStore
+    let store: any EventStore
     let clock: any HeraldClock
     var access: ProjectAccess { ProjectAccess(directory: directory) }
 
@@ -27,56 +27,33 @@ struct MessageRoutes {
             let id = request.uri.queryParameters.get("id") ?? ""
             values["id"] = id
             guard !id.isEmpty else { return ConsoleResponse.page("message", values) }
-            guard let message = try await store.message(id: id), message.projectID == opened.project.id
-            else {
+            guard let status = try await store.messageStatus(projectID: opened.project.id, messageID: id) else {
                 values["alert"] =
-                    "\(opened.project.id) has no message \(id) kept: it never was, or its time to live has passed."
+                    "\(opened.project.id) has no message \(id) kept: it never was, or its events are past retention."
                 return ConsoleResponse.page("message", values, status: .notFound)
             }
-            values["message"] = try await facts(message)
+            values["message"] = facts(status)
             return ConsoleResponse.page("message", values)
         }
     }
 
-    private func facts(_ message: StoredMessage) async throws -> [[String: String]] {
-        let store = store
+    private func facts(_ status: MessageStatus) -> [[String: String]] {
+        let accepted = status.accepted
         var facts = [
-            ("Accepted", UTCTime.shown(message.createdAt)),
-            (
-                "Sent to",
-                "\(message.targetKind.rawValue) \(message.targetKind == .token ? Registration.redacted(message.target) : message.target)"
-            ),
-            ("Kept until", UTCTime.shown(message.expiresAt)),
-            ("Analytics label", message.analyticsLabel.isEmpty ? "none" : message.analyticsLabel),
+            ("Accepted", UTCTime.shown(accepted.at)),
+            ("Sent to", "\(accepted.targetKind) \(accepted.target)"),
+            ("Kept until", UTCTime.shown(accepted.expiresAt)),
+            ("Analytics label", accepted.analyticsLabel.isEmpty ? "none" : accepted.analyticsLabel),
+            ("State", status.state(now: clock.now()).rawValue),
         ]
-        if let fanout = try await store.fanoutProgress(messageID: message.id) {
-            let state =
-                ["queued": "waiting to start", "running": "under way", "done": "done"][fanout.state.rawValue] ?? ""
-            facts.append(("Fanout", "\(state); app instances reached: \(fanout.reached)"))
-        } else if let registration = try await registration(of: message) {
-            let queued = try await store.pendingMessages(
-                androidID: registration.androidID, after: 0, limit: 1_000, now: clock.now())
-            let waiting = queued.contains { $0.messageID == message.id }
+        if let fanout = status.fanout {
             facts.append(
-                (
-                    "Device",
-                    waiting
-                        ? "waiting in the device's queue"
-                        : "not waiting: acknowledged by the device, or replaced or dropped"
-                ))
+                ("Fanout", "\(fanout.finished ? "done" : "under way"); app instances reached: \(fanout.reached)"))
         }
-        let receipts = try await store.receiptCounts(messageID: message.id)
-        facts.append(("Impressions", String(receipts[.impressions] ?? 0)))
-        facts.append(("Opened", String(receipts[.opened] ?? 0)))
+        facts.append(("Waiting", String(status.waiting)))
+        for type in MessageEventType.allCases where type != .accepted {
+            facts.append((type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst(), String(status[type])))
+        }
         return facts.map { ["name": $0.0, "value": $0.1] }
-    }
-
-    private func registration(of message: StoredMessage) async throws -> Registration? {
-        switch message.targetKind {
-        case .token: try await store.registration(token: message.target)
-        case .fid:
-            try await store.registration(installationID: message.target, projectID: message.projectID)
-        case .topic, .condition: nil
-        }
     }
 }

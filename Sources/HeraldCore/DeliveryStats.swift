@@ -33,16 +33,19 @@ public struct DeliveryStatKey: Sendable, Hashable {
     }
 }
 
-/// An amount to add to one counter.
+/// An amount to add to one counter, and the message fact it counts, if it is one.
 public struct DeliveryStat: Sendable, Hashable {
     public var key: DeliveryStatKey
     public var counter: DeliveryCounter
     public var amount: Int
+    /// The message and app instance it is about; nil for a count of no message's.
+    public var fact: DeliveryFact?
 
-    public init(_ key: DeliveryStatKey, _ counter: DeliveryCounter, _ amount: Int = 1) {
+    public init(_ key: DeliveryStatKey, _ counter: DeliveryCounter, _ amount: Int = 1, fact: DeliveryFact? = nil) {
         self.key = key
         self.counter = counter
         self.amount = amount
+        self.fact = fact
     }
 }
 

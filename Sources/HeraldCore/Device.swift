@@ -179,14 +179,18 @@ public struct QueuedMessage: Sendable, Hashable {
     /// when the device acknowledges the entry, a receipt naming it is kept for the app
     /// server (`UpstreamMessage.receipt`). Empty for none.
     public var receiptID: String
+    /// Whether what becomes of it is kept as events of its own, or only counted for its
+    /// message (SEMANTICS E2).
+    public var keepsEvents: Bool
 
     public init(
         sequence: Int64 = 0, androidID: UInt64, token: String, persistentID: String, messageID: String,
         projectID: String, stanza: [UInt8], createdAt: Timestamp, expiresAt: Timestamp, collapseKey: String? = nil,
         isHighPriority: Bool = false, appID: String = "", analyticsLabel: String = "", deletedCount: Int = 0,
-        deletionSignalStanza: [UInt8] = [], receiptID: String = ""
+        deletionSignalStanza: [UInt8] = [], receiptID: String = "", keepsEvents: Bool = true
     ) {
         self.receiptID = receiptID
+        self.keepsEvents = keepsEvents
         self.sequence = sequence
         self.androidID = androidID
         self.token = token
@@ -210,6 +214,15 @@ public struct QueuedMessage: Sendable, Hashable {
     /// The statistics key this entry counts under.
     public var statKey: DeliveryStatKey {
         DeliveryStatKey(projectID: projectID, at: createdAt, appID: appID, label: analyticsLabel)
+    }
+
+    /// One of `counter` for this entry's message and app instance: a fact of its message
+    /// (SEMANTICS E1), unless the entry is a "messages deleted" signal.
+    public func stat(_ counter: DeliveryCounter) -> DeliveryStat {
+        DeliveryStat(
+            statKey, counter,
+            fact: deletedCount == 0 && !messageID.isEmpty
+                ? DeliveryFact(messageID: messageID, token: token, eachKept: keepsEvents) : nil)
     }
 }
 

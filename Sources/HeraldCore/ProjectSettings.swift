@@ -39,6 +39,9 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
     /// certificates: browser push channels made for one of these site keys may carry the
     /// project's web registrations. Default none (Firebase's default key needs none).
     public var webPushKeys: [String] = []
+    /// Whether each app instance's outcome of a topic or condition message is kept as an
+    /// event of its own, rather than only counted for the message (SEMANTICS E2). Default off.
+    public var perDeviceEvents: Bool = false
 
     public init() {}
 
@@ -66,10 +69,13 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
         xmppConnections = try read(.xmppConnections, defaults.xmppConnections)
         upstreamWaiting = try read(.upstreamWaiting, defaults.upstreamWaiting)
         webPushKeys = try read(.webPushKeys, defaults.webPushKeys)
+        perDeviceEvents = try read(.perDeviceEvents, defaults.perDeviceEvents)
     }
 
     /// The name `herald project set` takes for `webPushKeys`: a comma-separated list.
     public static let webPushKeysName = "web-push-keys"
+    /// The name `herald project set` takes for `perDeviceEvents`: `true` or `false`.
+    public static let perDeviceEventsName = "per-device-events"
 
     /// Every numeric setting an operator can change, by the name `herald project set` takes.
     public static var names: [(name: String, keyPath: WritableKeyPath<ProjectSettings, Int>)] {
@@ -100,9 +106,16 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
             }
             throw SettingError("\(Self.webPushKeysName) takes P-256 public keys in base64url, got \(bad)")
         }
+        if parts[0] == Self.perDeviceEventsName {
+            guard let value = Bool(parts[1]) else {
+                throw SettingError("\(Self.perDeviceEventsName) takes true or false, got \(parts[1])")
+            }
+            perDeviceEvents = value
+            return
+        }
         guard let setting = Self.names.first(where: { $0.name == parts[0] }) else {
             throw SettingError(
-                "unknown setting \(parts[0]); known: \((Self.names.map(\.name) + [Self.webPushKeysName]).joined(separator: ", "))"
+                "unknown setting \(parts[0]); known: \((Self.names.map(\.name) + [Self.webPushKeysName, Self.perDeviceEventsName]).joined(separator: ", "))"
             )
         }
         guard let value = Int(parts[1]), value >= 0 else {

@@ -23,14 +23,14 @@ struct QueueAdmission {
         let deleted = current.filter { decision.delete.contains($0.sequence) && $0.deletedCount == 0 }
         stats = deleted.map { dropped in
             let collapsed = entry.collapseKey != nil && dropped.collapseKey == entry.collapseKey
-            return DeliveryStat(dropped.statKey, collapsed ? .collapsed : .droppedTooManyPending)
+            return dropped.stat(collapsed ? .collapsed : .droppedTooManyPending)
         }
         if decision.store {
             var stored = entry
             stored.deletionSignalStanza = []
             inserts.append(stored)
         } else if entry.deletedCount == 0 {
-            stats.append(DeliveryStat(entry.statKey, .droppedTooManyPending))
+            stats.append(entry.stat(.droppedTooManyPending))
         }
         if let count = decision.deletionSignal {
             var signal = entry

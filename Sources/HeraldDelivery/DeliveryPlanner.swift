@@ -48,9 +48,12 @@ public struct DeliveryPlanner: Sendable {
     /// Throws when the registration's keys cannot encrypt for it.
     /// `lastConnected` may carry the device's last connection when the caller read it
     /// already (the fanout engine reads a page's devices at once); otherwise it is read here.
+    /// `keepsEvents` says whether what becomes of the entry is kept as events of its own or
+    /// only counted for the message (SEMANTICS E2).
     public func plan(
         _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
-        persistentID: String? = nil, lastConnected: Timestamp?? = nil, cache: inout StanzaCache
+        persistentID: String? = nil, lastConnected: Timestamp?? = nil, keepsEvents: Bool = true,
+        cache: inout StanzaCache
     ) async throws -> Plan {
         // Encrypted stanzas (web, and Apple app instances with keys) are each their own.
         let cacheKey =
@@ -82,13 +85,13 @@ public struct DeliveryPlanner: Sendable {
             messageID: id, projectID: project.id, stanza: tailored.stanza, createdAt: now,
             expiresAt: now.adding(seconds: options.ttlSeconds), collapseKey: options.collapseKey,
             isHighPriority: options.isHighPriority, appID: registration.appID,
-            analyticsLabel: message.analyticsLabel ?? "", deletionSignalStanza: tailored.signal)
+            analyticsLabel: message.analyticsLabel ?? "", deletionSignalStanza: tailored.signal,
+            keepsEvents: keepsEvents)
         if try await isInactive(registration, project: project, now: now, lastConnected: lastConnected) {
             // SEMANTICS L5: accepted and discarded; a signal waits four weeks for the device.
+            let dropped = entry.stat(.droppedDeviceInactive)
             entry.deletedCount = 1
-            return Plan(
-                entry: entry, immediate: nil,
-                stats: [DeliveryStat(key, .accepted), DeliveryStat(key, .droppedDeviceInactive)])
+            return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted), dropped])
         }
         if options.ttlSeconds == 0, registration.apns != nil {
             // SEMANTICS D6 through APNs: handed off once with `apns-expiration: 0`, queued
@@ -114,7 +117,7 @@ public struct DeliveryPlanner: Sendable {
     /// Hands a TTL-0 message to its device's connection here; answers the counter to add.
     private func deliverNow(_ message: QueuedMessage) -> DeliveryStat {
         let delivered = path.deliverNow(androidID: message.androidID, message)
-        return DeliveryStat(message.statKey, delivered ? .delivered : .expired)
+        return message.stat(delivered ? .delivered : .expired)
     }
 
     /// How long a TTL-0 message may wait in a queue while it goes to the node holding its
@@ -134,13 +137,13 @@ public struct DeliveryPlanner: Sendable {
             if outcome.counter == .expired { missed.append(message) } else { stats.append(outcome) }
         }
         guard !missed.isEmpty, cluster.isShared else {
-            return ([], stats + missed.map { DeliveryStat($0.statKey, .expired) })
+            return ([], stats + missed.map { $0.stat(.expired) })
         }
         let held = try await cluster.remoteHolders(androidIDs: missed.map(\.androidID))
         var handOver: [QueuedMessage] = []
         for message in missed {
             guard held[message.androidID] != nil else {
-                stats.append(DeliveryStat(message.statKey, .expired))
+                stats.append(message.stat(.expired))
                 continue
             }
             var entry = message

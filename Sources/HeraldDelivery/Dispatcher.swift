@@ -176,7 +176,7 @@ public final class Dispatcher: Sendable {
         defer { path.written(settled, enqueued) }
         enqueued = try await store.appendMessages(
             [record], queue: settled.toWrite, limits: queueLimits,
-            stats: plan.stats + settled.acknowledged.map { DeliveryStat($0.statKey, .delivered) })
+            stats: plan.stats + settled.acknowledged.map { $0.stat(.delivered) })
         if !settled.acknowledged.isEmpty {
             metrics.increment("herald_messages_acknowledged_before_written_total", by: settled.acknowledged.count)
         }

@@ -253,7 +253,7 @@ public actor FanoutEngine {
         enqueued = try await store.storeFanoutPage(
             messageID: job.messageID, queue: settled.toWrite, firstDone: firstDone, cursor: cursor,
             reached: reached, done: done, limits: limits,
-            stats: stats + settled.acknowledged.map { DeliveryStat($0.statKey, .delivered) })
+            stats: stats + settled.acknowledged.map { $0.stat(.delivered) })
         metrics.increment("herald_fanout_acknowledged_before_written_total", by: settled.acknowledged.count)
         expansions[job.messageID]?.position = page.next
         metrics.increment(
@@ -405,7 +405,7 @@ public actor FanoutEngine {
                 let plan = try? await planner.plan(
                     message, id: job.messageID, registration: registration, project: project, now: now,
                     persistentID: persistentID, lastConnected: .some(connections[registration.androidID] ?? nil),
-                    cache: &cache)
+                    keepsEvents: project.settings.perDeviceEvents, cache: &cache)
             else { continue }
             if var entry = plan.entry {
                 entry.expiresAt = min(entry.expiresAt, job.expiresAt)

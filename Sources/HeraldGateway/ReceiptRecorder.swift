@@ -42,11 +42,15 @@ final class ReceiptRecorder: Sendable {
             metrics.increment("herald_receipts_refused_total", [("reason", "not-addressed")])
             return
         }
+        // A receipt of a topic or condition message is counted for the message (SEMANTICS E2).
         let stat = DeliveryStat(
             DeliveryStatKey(
                 projectID: message.projectID, at: message.createdAt, appID: registration.appID,
                 label: message.analyticsLabel),
-            counter)
+            counter,
+            fact: DeliveryFact(
+                messageID: message.id, token: registration.token,
+                eachKept: message.targetKind == .token || message.targetKind == .fid))
         _ = try? await store.recordReceipt(stat, messageID: message.id, androidID: androidID)
     }
 

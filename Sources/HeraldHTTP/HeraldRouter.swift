@@ -8,6 +8,8 @@ import Logging
 public enum HeraldRouter {
     /// The largest request body read; larger ones are refused with 413.
     static let maximumBodyBytes = 1 << 20
+    /// Event streams a listener keeps open at once.
+    static let maximumStreams = 256
 
     /// A router with every route Herald serves; with `dropIn`, only under the host names
     /// that serve each (drop-in mode's listener).
@@ -40,6 +42,9 @@ public enum HeraldRouter {
             .register(on: router)
         AppleRegistrationRoutes(environment: environment.registration).register(on: router)
         DeviceGroupRoutes(authenticator: authenticator, store: store).register(on: router)
+        MessageRoutes(authenticator: authenticator, events: store, clock: clock).register(on: router)
+        EventStreamRoutes(authenticator: authenticator, events: store, streams: ConcurrencyGate(limit: maximumStreams))
+            .register(on: router)
         OpenAPIDocument.register(on: router)
         return router
     }

@@ -402,6 +402,38 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/v1/projects/{project}/messages/{message}": {
+              "get": {
+                "operationId": "messageStatus",
+                "summary": "What became of a message: its target, state and the counts of each outcome.",
+                "security": [{"bearer": []}],
+                "parameters": [
+                  {"$ref": "#/components/parameters/project"},
+                  {"name": "message", "in": "path", "required": true, "schema": {"type": "string"}}
+                ],
+                "responses": {
+                  "200": {"description": "The message's status.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                  "default": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
+            "/v1/projects/{project}/messages/{message}/events": {
+              "get": {
+                "operationId": "messageEvents",
+                "summary": "A message's events, oldest first, a page at a time.",
+                "security": [{"bearer": []}],
+                "parameters": [
+                  {"$ref": "#/components/parameters/project"},
+                  {"name": "message", "in": "path", "required": true, "schema": {"type": "string"}},
+                  {"name": "pageSize", "in": "query", "schema": {"type": "integer"}},
+                  {"name": "pageToken", "in": "query", "schema": {"type": "string"}}
+                ],
+                "responses": {
+                  "200": {"description": "A page of events.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                  "default": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
             "/v1beta1/projects/{project}/androidApps/{app}/deliveryData": {
               "get": {
                 "operationId": "deliveryData",

@@ -6,26 +6,28 @@ public import ServiceLifecycle
 
 /// Deletes queued messages whose time to live has passed, counting them expired
 /// (SEMANTICS D5), upstream messages no app server took in time (telling their devices),
-/// Web Push receipts no sender read in four weeks, expired console sessions, and error
-/// counts older than `errorCountDays`.
+/// Web Push receipts no sender read in four weeks, expired console sessions, error
+/// counts older than `errorCountDays`, and events older than `eventRetentionDays` (SEMANTICS E4).
 /// Expired messages are never delivered even before the sweep: queue reads leave them out.
 public struct ExpirySweeper: Service {
     /// How many days of error counts are kept.
     public static let errorCountDays: Int64 = 31
 
-    let store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore & StatsStore
+    let store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore & StatsStore & EventStore
     let upstream: UpstreamIntake?
     let clock: any HeraldClock
     let intervalSeconds: Int
     let abandonedAfterSeconds: Int64
+    let eventRetentionDays: Int
     let logger: Logger
 
     public init(
-        store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore & StatsStore,
+        store: any QueueStore & RegistrationStore & UpstreamStore & ConsoleStore & StatsStore & EventStore,
         upstream: UpstreamIntake? = nil,
         clock: any HeraldClock,
-        intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400, logger: Logger
+        intervalSeconds: Int, abandonedAfterSeconds: Int64 = 86_400, eventRetentionDays: Int = 31, logger: Logger
     ) {
+        self.eventRetentionDays = eventRetentionDays
         self.store = store
         self.upstream = upstream
         self.clock = clock
@@ -43,6 +45,8 @@ public struct ExpirySweeper: Service {
         _ = try await Self.drain { try await store.deleteExpiredConsoleValues(now: clock.now(), limit: $0) }
         let errorsKeptSince = clock.now().adding(seconds: -Self.errorCountDays * 86_400)
         _ = try await Self.drain { try await store.deleteErrorCounts(before: errorsKeptSince, limit: $0) }
+        let eventsKeptSince = clock.now().adding(seconds: -Int64(eventRetentionDays) * 86_400)
+        _ = try await Self.drain { try await store.deleteEvents(before: eventsKeptSince, limit: $0) }
         return total
     }
 

@@ -143,7 +143,7 @@ public struct HeraldNode: Sendable {
         _ configuration: ServerConfiguration, logger: Logger, _ body: (NodeStore) async throws -> Result
     ) async throws -> Result {
         guard let url = configuration.storeURL else {
-            let store = try SQLiteStore(dataDirectory: configuration.dataDirectory)
+            let store = try SQLiteStore(dataDirectory: configuration.dataDirectory, nodeID: configuration.nodeID)
             return try await body(
                 NodeStore(
                     store: store, cluster: SingleNodeCluster(nodeID: configuration.nodeID),
@@ -227,7 +227,8 @@ public struct HeraldNode: Sendable {
         services += [
             ExpirySweeper(
                 store: store, upstream: upstream, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
-                abandonedAfterSeconds: configuration.abandonedCheckinSeconds, logger: logger),
+                abandonedAfterSeconds: configuration.abandonedCheckinSeconds,
+                eventRetentionDays: configuration.eventRetentionDays, logger: logger),
             CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),

@@ -29,6 +29,9 @@ public struct ServerConfiguration: Sendable {
     /// A device that checked in but never registered nor connected is removed after this
     /// many seconds. Default 86,400 (a day).
     public var abandonedCheckinSeconds: Int64 = 86_400
+    /// Days events are kept: the status API, the event stream and export reach back this
+    /// far (SEMANTICS E4). Default 31.
+    public var eventRetentionDays = 31
     /// A bearer token `GET /metrics` requires. Default none: metrics are open while the
     /// HTTP server listens on loopback only, and closed when it listens beyond it.
     public var metricsToken: String?

@@ -8,7 +8,7 @@ struct Herald: AsyncParsableCommand {
         abstract: "A self-hosted cloud messaging service that speaks FCM's protocols.",
         subcommands: [
             Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, StatsCommand.self, TokenCommand.self,
-            BenchCommand.self, DropInCommand.self, ConsoleCommand.self,
+            BenchCommand.self, DropInCommand.self, ConsoleCommand.self, EventsCommand.self,
         ])
 
     /// Runs the command with a umask that keeps every file Herald makes (the store, its

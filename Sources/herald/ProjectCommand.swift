@@ -75,6 +75,7 @@ struct ProjectCommand: AsyncParsableCommand {
                 print("  \(setting.name) = \(project.settings[keyPath: setting.keyPath])")
             }
             print("  \(ProjectSettings.webPushKeysName) = \(project.settings.webPushKeys.joined(separator: ","))")
+            print("  \(ProjectSettings.perDeviceEventsName) = \(project.settings.perDeviceEvents)")
             let apns = try await store.apnsCredentials(projectID: projectID)
             print("apns credentials:\(apns.isEmpty ? " none" : "")")
             for credential in apns { print("  \(credential.summary)") }

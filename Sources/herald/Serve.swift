@@ -95,6 +95,11 @@ struct Serve: AsyncParsableCommand {
     var abandonedCheckinHours = 24
 
     @Option(
+        name: .customLong("event-retention-days"),
+        help: "Days message events are kept for the status API, the event stream and export.")
+    var eventRetentionDays = 31
+
+    @Option(
         name: .customLong("metrics-token"),
         help: """
             A bearer token GET /metrics requires (env HERALD_METRICS_TOKEN). Without one, metrics are served \
@@ -208,6 +213,7 @@ struct Serve: AsyncParsableCommand {
         configuration.deviceRequestLimits.registrationsPerAddress = registrationsPerMinute
         configuration.deviceRequestLimits.registrationsPerDevice = deviceRegistrationsPerMinute
         configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
+        configuration.eventRetentionDays = max(1, eventRetentionDays)
         configuration.publicURL = publicURL
         configuration.webPushAudiences = webPushAudiences
         configuration.apns = APNsForwarder.Configuration(

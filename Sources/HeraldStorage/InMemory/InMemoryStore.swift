@@ -32,7 +32,16 @@ public actor InMemoryStore: HeraldStore {
     var scheduled: [String: ScheduledSend] = [:]
     var errorCountsByKey: [ErrorCountKey: Int] = [:]
 
-    public init() {}
+    /// The node the events it writes name.
+    let nodeID: String
+    /// Events by sequence, and the counts of facts kept only as counts (`EventStore`).
+    var eventLog: [MessageEvent] = []
+    var messageCounts: [EventRows.Count: (value: Int, at: Timestamp)] = [:]
+    var lastEventSequence: Int64 = 0
+
+    public init(nodeID: String = "node-1") {
+        self.nodeID = nodeID
+    }
 
     public func createProject(_ project: Project, firstKey: ServiceAccountKey) throws {
         guard projectsByID[project.id] == nil else { throw StoreError.conflict("project id \(project.id)") }
@@ -66,6 +75,8 @@ public actor InMemoryStore: HeraldStore {
             return kept.isEmpty ? nil : kept
         }
         fanouts = fanouts.filter { $0.value.projectID != id }
+        eventLog.removeAll { $0.projectID == id }
+        messageCounts = messageCounts.filter { $0.key.projectID != id }
         deviceGroups = deviceGroups.filter { $0.value.projectID != id }
         installations = installations.filter { $0.value.projectID != id }
         apnsCredentialsByProject[id] = nil
@@ -132,7 +143,10 @@ public actor InMemoryStore: HeraldStore {
             storing: entries, current: current,
             taken: Set(current.map { .init(androidID: $0.androidID, persistentID: $0.persistentID) }),
             limits: limits, stats: additions)
-        for message in batch { messages[message.id] = message }
+        for message in batch {
+            messages[message.id] = message
+            if let event = EventRows.accepted(message, node: nodeID) { keep([event]) }
+        }
         let deleted = Set(plan.deletes)
         queue.removeAll { deleted.contains($0.sequence) }
         record(plan.stats)
@@ -195,7 +209,7 @@ public actor InMemoryStore: HeraldStore {
         registrationsByToken[token] = registration
         let discarded = queue.filter { $0.token == token && $0.deletedCount == 0 }
         queue.removeAll { $0.token == token }
-        record(discarded.map { DeliveryStat($0.statKey, .unregistered) })
+        record(discarded.map { $0.stat(.unregistered) })
         return registration
     }
 
@@ -242,7 +256,7 @@ public actor InMemoryStore: HeraldStore {
         let ids = Set(persistentIDs)
         let removed = queue.filter { $0.androidID == androidID && ids.contains($0.persistentID) }
         queue.removeAll { $0.androidID == androidID && ids.contains($0.persistentID) }
-        record(removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) })
+        record(removed.filter { $0.deletedCount == 0 }.map { $0.stat(.delivered) })
         let now = SystemClock().now()
         appendPushReceipts(
             removed.filter { !$0.receiptID.isEmpty && $0.projectID.isEmpty }.map {
@@ -309,7 +323,7 @@ public actor InMemoryStore: HeraldStore {
         let expired = Array(queue.filter { $0.expiresAt <= now }.prefix(limit))
         let sequences = Set(expired.map(\.sequence))
         queue.removeAll { sequences.contains($0.sequence) }
-        record(expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) })
+        record(expired.filter { $0.deletedCount == 0 }.map { $0.stat(.expired) })
         return expired.count
     }
 
@@ -431,6 +445,7 @@ public actor InMemoryStore: HeraldStore {
         for stat in additions where !stat.key.projectID.isEmpty {
             stats[stat.key, default: [:]][stat.counter, default: 0] += stat.amount
         }
+        recordEvents(additions)
     }
 
     public func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) -> Bool {

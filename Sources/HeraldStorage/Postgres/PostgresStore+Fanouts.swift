@@ -11,7 +11,8 @@ extension PostgresStore {
         try await transaction { connection in
             var binds = PostgresBindings()
             let sql = """
-                WITH inserted AS (\(Self.insertion(of: [message], &binds)))
+                WITH inserted AS (\(Self.insertion(of: [message], &binds))),
+                    accepted AS (\(Self.insertion(of: [EventRows.accepted(message, node: self.nodeID)].compactMap { $0 }, &binds)))
                 INSERT INTO fanouts (message_id, project_id, audience_kind, audience, body, created_at, expires_at,
                     state, cursor, delivered, owner_node)
                 VALUES (\(binds.place(job.messageID)), \(binds.place(job.projectID)), \(binds.place(kind)),

@@ -60,7 +60,8 @@ extension PostgresStore {
         if !messages.isEmpty || !devices.isEmpty {
             var binds = PostgresBindings()
             let sql = """
-                WITH inserted AS (\(Self.insertion(of: messages, &binds)))
+                WITH inserted AS (\(Self.insertion(of: messages, &binds))),
+                    accepted AS (\(Self.insertion(of: messages.compactMap { EventRows.accepted($0, node: self.nodeID) }, &binds)))
                 SELECT 1 FROM devices WHERE android_id = ANY(\(binds.place(devices))) ORDER BY android_id FOR UPDATE
                 """
             try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
@@ -87,7 +88,8 @@ extension PostgresStore {
         var binds = PostgresBindings()
         let sql = """
             WITH deleted AS (DELETE FROM device_queue WHERE sequence = ANY(\(binds.place(plan.deletes)))),
-                counted AS (\(Self.counting(plan.stats, &binds)))
+                counted AS (\(Self.counting(plan.stats, &binds))),
+                \(self.eventWriting(plan.stats, &binds))
             \(Self.insertion(of: plan.inserts, &binds)) RETURNING android_id, persistent_id, sequence
             """
         for row in try await rows(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection) {
@@ -105,10 +107,11 @@ extension PostgresStore {
     static func insertion(of entries: [QueuedMessage], _ binds: inout PostgresBindings) -> String {
         """
         INSERT INTO device_queue (android_id, token, persistent_id, message_id, project_id, stanza,
-            created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count, receipt_id)
+            created_at, expires_at, collapse_key, is_high_priority, app_id, analytics_label, deleted_count, receipt_id,
+            keeps_events)
         SELECT android_id, token, persistent_id, message_id, NULLIF(project_id, ''), stanza, created_at, expires_at,
             CASE WHEN has_collapse_key THEN collapse_key END, is_high_priority, app_id, analytics_label,
-            deleted_count, receipt_id
+            deleted_count, receipt_id, keeps_events
         FROM UNNEST(\(binds.place(entries.map { Int64(bitPattern: $0.androidID) }))::bigint[],
             \(binds.place(entries.map(\.token)))::text[], \(binds.place(entries.map(\.persistentID)))::text[],
             \(binds.place(entries.map(\.messageID)))::text[], \(binds.place(entries.map(\.projectID)))::text[],
@@ -120,10 +123,11 @@ extension PostgresStore {
             \(binds.place(entries.map(\.isHighPriority)))::bool[], \(binds.place(entries.map(\.appID)))::text[],
             \(binds.place(entries.map(\.analyticsLabel)))::text[],
             \(binds.place(entries.map { Int64($0.deletedCount) }))::bigint[],
-            \(binds.place(entries.map(\.receiptID)))::text[])
+            \(binds.place(entries.map(\.receiptID)))::text[],
+            \(binds.place(entries.map { Int32($0.keepsEvents ? 1 : 0) }))::integer[])
             WITH ORDINALITY AS rows(android_id, token, persistent_id, message_id, project_id, stanza, created_at,
                 expires_at, collapse_key, has_collapse_key, is_high_priority, app_id, analytics_label,
-                deleted_count, receipt_id, position)
+                deleted_count, receipt_id, keeps_events, position)
         ORDER BY position
         """
     }
@@ -207,7 +211,7 @@ extension PostgresStore {
                 """, on: connection
             ).map(Self.queued)
             try await self.record(
-                removed.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .delivered) }, on: connection)
+                removed.filter { $0.deletedCount == 0 }.map { $0.stat(.delivered) }, on: connection)
             return removed.count
         }
     }
@@ -228,7 +232,7 @@ extension PostgresStore {
                 """, on: connection
             ).map(Self.queued)
             try await self.record(
-                expired.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .expired) }, on: connection)
+                expired.filter { $0.deletedCount == 0 }.map { $0.stat(.expired) }, on: connection)
             return expired.count
         }
     }
@@ -244,17 +248,17 @@ extension PostgresStore {
     static func queued(_ row: PostgresRow) throws -> QueuedMessage {
         let (
             sequence, device, token, persistentID, messageID, project, stanza, created, expires, collapseKey, high,
-            app, label, deleted
+            app, label, deleted, keepsEvents
         ) = try row.decode(
             (
                 Int64, Int64, String, String, String, String, ByteBuffer, Int64, Int64, String?, Bool, String, String,
-                Int64
+                Int64, Int32
             ).self)
         return QueuedMessage(
             sequence: sequence, androidID: UInt64(bitPattern: device), token: token, persistentID: persistentID,
             messageID: messageID, projectID: project, stanza: Array(stanza.readableBytesView),
             createdAt: Timestamp(milliseconds: created), expiresAt: Timestamp(milliseconds: expires),
             collapseKey: collapseKey, isHighPriority: high, appID: app, analyticsLabel: label,
-            deletedCount: Int(deleted))
+            deletedCount: Int(deleted), keepsEvents: keepsEvents != 0)
     }
 }

@@ -99,7 +99,7 @@ extension PostgresStore {
                 """, on: connection
             ).map(Self.queued)
             try await self.record(
-                discarded.filter { $0.deletedCount == 0 }.map { DeliveryStat($0.statKey, .unregistered) },
+                discarded.filter { $0.deletedCount == 0 }.map { $0.stat(.unregistered) },
                 on: connection)
             return registration
         }

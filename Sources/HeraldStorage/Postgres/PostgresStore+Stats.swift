@@ -30,7 +30,7 @@ extension PostgresStore {
     func record(_ stats: [DeliveryStat], on connection: PostgresConnection) async throws {
         guard !stats.isEmpty else { return }
         var binds = PostgresBindings()
-        let sql = Self.counting(stats, &binds)
+        let sql = "WITH \(eventWriting(stats, &binds)) \(Self.counting(stats, &binds))"
         try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
     }
 

@@ -449,6 +449,42 @@ extension SQLiteStore {
                     END;
                     """)
         }
+        migrator.registerMigration("v22-events") { db in
+            // What became of every message (SEMANTICS E1): one row a fact, and the counts of
+            // the facts kept only as counts (E2). A queue entry says which of the two it makes.
+            try db.execute(
+                sql: """
+                    ALTER TABLE device_queue ADD COLUMN keeps_events INTEGER NOT NULL DEFAULT 1;
+                    CREATE TABLE events (
+                        sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        message_id TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        reason TEXT NOT NULL,
+                        app_id TEXT NOT NULL,
+                        token TEXT NOT NULL,
+                        label TEXT NOT NULL,
+                        node TEXT NOT NULL,
+                        at INTEGER NOT NULL,
+                        target_kind TEXT NOT NULL,
+                        target TEXT NOT NULL,
+                        expires_at INTEGER NOT NULL
+                    );
+                    CREATE INDEX events_project ON events(project_id, sequence);
+                    CREATE INDEX events_message ON events(message_id, sequence);
+                    CREATE INDEX events_time ON events(at);
+                    CREATE TABLE message_counts (
+                        message_id TEXT NOT NULL,
+                        type TEXT NOT NULL,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        value INTEGER NOT NULL,
+                        at INTEGER NOT NULL,
+                        PRIMARY KEY (message_id, type)
+                    ) WITHOUT ROWID;
+                    CREATE INDEX message_counts_project ON message_counts(project_id);
+                    CREATE INDEX message_counts_time ON message_counts(at);
+                    """)
+        }
         return migrator
     }
 }

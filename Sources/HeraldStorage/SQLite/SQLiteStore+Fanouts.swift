@@ -9,6 +9,7 @@ extension SQLiteStore {
         let (kind, audience) = StoreCoding.encode(job.audience)
         try await write(short: true) { db in
             try Self.insert(message, db)
+            try self.recordAccepted(message, db)
             try db.executeCached(
                 sql: """
                     INSERT INTO fanouts (message_id, project_id, audience_kind, audience, body, created_at, expires_at,
@@ -19,7 +20,7 @@ extension SQLiteStore {
                     job.messageID, job.projectID, kind, audience, job.body, job.createdAt.milliseconds,
                     job.expiresAt.milliseconds, job.state.rawValue, job.cursor, job.delivered,
                 ])
-            try Self.record(stats, db)
+            try self.record(stats, db)
         }
     }
 
@@ -65,7 +66,7 @@ extension SQLiteStore {
                     """,
                 arguments: [firstDone, cursor, reached, done ? "done" : "running", messageID])
             guard db.changesCount > 0 else { throw StoreError.notFound("fanout \(messageID)") }
-            try Self.record(counted, db)
+            try self.record(counted, db)
             return decisions
         }
     }

@@ -29,7 +29,7 @@ extension SQLiteStore {
                 arguments: [now.milliseconds, now.milliseconds, limit]
             ) { row in
                 let entry = Self.queued(row)
-                if let address = row.optionalText(14).flatMap(APNsAddress.init(tuple:)) {
+                if let address = row.optionalText(15).flatMap(APNsAddress.init(tuple:)) {
                     claimed.append(HandOff(entry: entry, address: address))
                 } else {
                     notHandOffs.append(entry.sequence)

@@ -36,8 +36,9 @@ extension SQLiteStore {
             sql: """
                 INSERT INTO device_queue
                     (android_id, token, persistent_id, message_id, project_id, stanza, created_at, expires_at,
-                     collapse_key, is_high_priority, app_id, analytics_label, deleted_count, stanza_id, receipt_id)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                     collapse_key, is_high_priority, app_id, analytics_label, deleted_count, stanza_id, receipt_id,
+                     keeps_events)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         return try statement.insert { handle in
             sqlite3_bind_int64(handle, 1, Int64(bitPattern: entry.androidID))
@@ -55,6 +56,7 @@ extension SQLiteStore {
             sqlite3_bind_int64(handle, 13, Int64(entry.deletedCount))
             if let stanzaID { sqlite3_bind_int64(handle, 14, stanzaID) } else { sqlite3_bind_null(handle, 14) }
             bindText(handle, 15, entry.receiptID)
+            sqlite3_bind_int64(handle, 16, entry.keepsEvents ? 1 : 0)
         }
     }
 

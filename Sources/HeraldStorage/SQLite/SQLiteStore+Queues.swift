@@ -11,9 +11,10 @@ extension SQLiteStore {
         try await write(short: Self.isShort(messages.count + queue.count)) { db in
             for message in messages {
                 try Self.insert(message, db)
+                try self.recordAccepted(message, db)
             }
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
-            try Self.record(counted, db)
+            try self.record(counted, db)
             return decisions
         }
     }
@@ -79,7 +80,7 @@ extension SQLiteStore {
     /// the messages among them, and the receipts the rows of messages sent with a receipt
     /// requested call for, should their deletion be an acknowledgement.
     static func deleteQueued(where condition: String, _ arguments: StatementArguments, _ db: Database)
-        throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage], pushReceipts: [PushReceipt])
+        throws -> (count: Int, messages: [GoneEntry], receipts: [UpstreamMessage], pushReceipts: [PushReceipt])
     {
         var pending = PendingCounts()
         let deleted = try deleteQueued(where: condition, arguments, db, pending: &pending)
@@ -91,16 +92,16 @@ extension SQLiteStore {
     /// many deletions.
     static func deleteQueued(
         where condition: String, _ arguments: StatementArguments, _ db: Database, pending: inout PendingCounts
-    ) throws -> (count: Int, messages: [DeliveryStatKey], receipts: [UpstreamMessage], pushReceipts: [PushReceipt]) {
+    ) throws -> (count: Int, messages: [GoneEntry], receipts: [UpstreamMessage], pushReceipts: [PushReceipt]) {
         var count = 0
-        var messages: [DeliveryStatKey] = []
+        var messages: [GoneEntry] = []
         var receipts: [UpstreamMessage] = []
         var pushReceipts: [PushReceipt] = []
         try db.forEachCached(
             sql: """
                 DELETE FROM device_queue WHERE \(condition)
                 RETURNING COALESCE(project_id, ''), created_at, app_id, analytics_label, deleted_count, receipt_id, token, android_id,
-                    persistent_id
+                    persistent_id, message_id, keeps_events
                 """,
             arguments: arguments
         ) { row in
@@ -110,9 +111,11 @@ extension SQLiteStore {
                 deletedCount: row.int64(4))
             if row.int64(4) == 0 {
                 messages.append(
-                    DeliveryStatKey(
-                        projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)), appID: row.text(2),
-                        label: row.text(3)))
+                    GoneEntry(
+                        key: DeliveryStatKey(
+                            projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)), appID: row.text(2),
+                            label: row.text(3)),
+                        fact: DeliveryFact(messageID: row.text(9), token: row.text(6), eachKept: row.int64(10) != 0)))
             }
             guard !row.text(5, equals: "") else { return }  // no receipt asked for
             if row.text(0, equals: "") {
@@ -136,7 +139,7 @@ extension SQLiteStore {
         """
         sequence, android_id, token, persistent_id, message_id, COALESCE(project_id, ''), \(stanza), created_at, \
         expires_at, \
-        collapse_key, is_high_priority, app_id, analytics_label, deleted_count
+        collapse_key, is_high_priority, app_id, analytics_label, deleted_count, keeps_events
         """
     }
 
@@ -152,14 +155,16 @@ extension SQLiteStore {
     static let admissionColumns = queueColumns(stanza: "X''")
 
     /// A pending row read with `admissionColumns`, as admitting another entry sees it: the
-    /// token is the caller's, and neither its persistent id nor its message id is read.
+    /// token is the caller's and its persistent id is not read; its message id is, for the
+    /// event of its collapse or drop.
     static func pending(_ row: ColumnReader, token: String) -> QueuedMessage {
         QueuedMessage(
             sequence: row.int64(0), androidID: UInt64(bitPattern: row.int64(1)), token: token, persistentID: "",
-            messageID: "", projectID: row.text(5), stanza: [], createdAt: Timestamp(milliseconds: row.int64(7)),
+            messageID: row.text(4), projectID: row.text(5), stanza: [],
+            createdAt: Timestamp(milliseconds: row.int64(7)),
             expiresAt: Timestamp(milliseconds: row.int64(8)), collapseKey: row.optionalText(9),
             isHighPriority: row.int64(10) != 0, appID: row.text(11), analyticsLabel: row.text(12),
-            deletedCount: Int(row.int64(13)))
+            deletedCount: Int(row.int64(13)), keepsEvents: row.int64(14) != 0)
     }
 
     static func queued(_ row: ColumnReader) -> QueuedMessage {
@@ -168,7 +173,7 @@ extension SQLiteStore {
             persistentID: row.text(3), messageID: row.text(4), projectID: row.text(5), stanza: row.bytes(6) ?? [],
             createdAt: Timestamp(milliseconds: row.int64(7)), expiresAt: Timestamp(milliseconds: row.int64(8)),
             collapseKey: row.optionalText(9), isHighPriority: row.int64(10) != 0, appID: row.text(11),
-            analyticsLabel: row.text(12), deletedCount: Int(row.int64(13)))
+            analyticsLabel: row.text(12), deletedCount: Int(row.int64(13)), keepsEvents: row.int64(14) != 0)
     }
 
     /// Inserts an accepted message's record.
@@ -258,13 +263,13 @@ extension SQLiteStore {
                         where: "android_id = ? AND persistent_id = ?", [Int64(bitPattern: androidID), id], db,
                         pending: &pending)
                     removed += gone.count
-                    delivered += gone.messages.map { DeliveryStat($0, .delivered) }
+                    delivered += gone.messages.map { $0.stat(.delivered) }
                     receipts += gone.receipts
                     pushReceipts += gone.pushReceipts
                 }
             }
             try pending.write(db)
-            try Self.record(delivered, db)
+            try self.record(delivered, db)
             if !receipts.isEmpty { _ = try Self.insertUpstream(receipts, db) }
             try Self.insertPushReceipts(pushReceipts, db)
             return removed
@@ -280,7 +285,7 @@ extension SQLiteStore {
                 where:
                     "sequence IN (SELECT sequence FROM device_queue WHERE expires_at <= ? ORDER BY expires_at LIMIT ?)",
                 [now.milliseconds, limit], db)
-            try Self.record(expired.messages.map { DeliveryStat($0, .expired) }, db)
+            try self.record(expired.messages.map { $0.stat(.expired) }, db)
             // Shared stanzas no row points at any more (their rows were acknowledged, expired,
             // replaced or unregistered), looked for among at most `limit` of them, from where the
             // last sweep stopped: a sweep stays short however many stanzas offline queues hold.

@@ -110,7 +110,7 @@ extension SQLiteStore {
                 sql: "UPDATE registrations SET deleted_at = ? WHERE token = ?", arguments: [time.milliseconds, token])
             let discarded = try Self.deleteQueued(
                 where: "android_id = ? AND token = ?", [Int64(bitPattern: registration.androidID), token], db)
-            try Self.record(discarded.messages.map { DeliveryStat($0, .unregistered) }, db)
+            try self.record(discarded.messages.map { $0.stat(.unregistered) }, db)
             return registration
         }
     }

@@ -5,7 +5,7 @@ public import HeraldCore
 extension SQLiteStore {
     public func record(_ stats: [DeliveryStat]) async throws {
         guard !stats.isEmpty else { return }
-        try await write(short: Self.isShort(stats.count)) { db in try Self.record(stats, db) }
+        try await write(short: Self.isShort(stats.count)) { db in try self.record(stats, db) }
     }
 
     public func recordReceipt(_ stat: DeliveryStat, messageID: String, androidID: UInt64) async throws -> Bool {
@@ -14,7 +14,7 @@ extension SQLiteStore {
                 sql: "INSERT OR IGNORE INTO receipts (message_id, android_id, counter) VALUES (?, ?, ?)",
                 arguments: [messageID, Int64(bitPattern: androidID), stat.counter.rawValue])
             guard db.changesCount == 1 else { return false }
-            try Self.record([stat], db)
+            try self.record([stat], db)
             return true
         }
     }
@@ -56,7 +56,9 @@ extension SQLiteStore {
         }
     }
 
-    static func record(_ stats: [DeliveryStat], _ db: Database) throws {
+    /// Adds `stats` to the counters, and writes the events and counts of their facts.
+    func record(_ stats: [DeliveryStat], _ db: Database) throws {
+        try recordEvents(stats, db)
         for (key, counter, amount) in StoreCoding.totals(stats) {
             try db.executeCached(
                 sql: """

@@ -24,13 +24,17 @@ public final class SQLiteStore: HeraldStore {
     let lastCredentialsRevision = Mutex<Int64?>(nil)
     /// `commits.batches` as it was before the last checkpoint that copied the whole log.
     let checkpointedThrough = Mutex<Int?>(nil)
+    /// The node the events it writes name.
+    let nodeID: String
 
     /// How many log pages a writer lets accumulate before it checkpoints itself: only
     /// reached when nothing calls `checkpoint()` often enough.
     static let automaticCheckpointPages = 16_384
 
-    /// Opens (creating and migrating if needed) the database at `path`.
-    public init(path: String) throws {
+    /// Opens (creating and migrating if needed) the database at `path`; the events it
+    /// writes name the node `nodeID`.
+    public init(path: String, nodeID: String = "node-1") throws {
+        self.nodeID = nodeID
         var configuration = Configuration()
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
@@ -69,9 +73,9 @@ public final class SQLiteStore: HeraldStore {
 
     /// Opens the store kept in a data directory, creating the directory if needed; the
     /// directory and its files are readable by their owner alone (`PrivateDirectory`).
-    public convenience init(dataDirectory: String) throws {
+    public convenience init(dataDirectory: String, nodeID: String = "node-1") throws {
         try PrivateDirectory.prepare(dataDirectory)
-        try self.init(path: (dataDirectory as NSString).appendingPathComponent("herald.sqlite"))
+        try self.init(path: (dataDirectory as NSString).appendingPathComponent("herald.sqlite"), nodeID: nodeID)
         // The database made its log and shared-memory files while opening.
         try PrivateDirectory.restrict(dataDirectory)
     }

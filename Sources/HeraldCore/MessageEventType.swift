@@ -1,0 +1,45 @@
+/// What became of a message (SEMANTICS E1), as events and webhooks name it.
+public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Accepted from its sender: one event a message.
+    case accepted
+    /// Acknowledged by the app instance, or handed to Web Push or APNs.
+    case delivered
+    /// The app instance showed its notification.
+    case impression
+    /// The user opened its notification.
+    case opened
+    /// Replaced in the device's queue by a newer message with its collapse key.
+    case collapsed
+    /// Its time to live passed before the app instance took it.
+    case expired
+    /// Discarded: the device's queue overflowed ("messages deleted") or the device is inactive.
+    case dropped
+    /// Its app instance was unregistered while it waited.
+    case unregistered
+
+    /// The event a delivery counter stands for, and why; nil for `accepted`, whose event comes
+    /// with the stored message, and for counters that are no message's.
+    public init?(_ counter: DeliveryCounter) {
+        switch counter {
+        case .delivered: self = .delivered
+        case .collapsed: self = .collapsed
+        case .expired: self = .expired
+        case .droppedTooManyPending, .droppedDeviceInactive: self = .dropped
+        case .unregistered: self = .unregistered
+        case .opened: self = .opened
+        case .impressions: self = .impression
+        case .accepted, .throttled: return nil
+        }
+    }
+
+    /// Why a counter's event happened, where its type alone does not say: SEMANTICS' rule id.
+    public static func reason(_ counter: DeliveryCounter) -> String {
+        switch counter {
+        case .droppedTooManyPending: "D1"
+        case .droppedDeviceInactive: "L5"
+        case .collapsed: "D2"
+        case .expired: "D5"
+        default: ""
+        }
+    }
+}
