@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "HeraldXMPP", targets: ["HeraldXMPP"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
         .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
+        .library(name: "HeraldWebhooks", targets: ["HeraldWebhooks"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0"),
@@ -176,6 +177,7 @@ let package = Package(
                 "HeraldGateway",
                 "HeraldConsole",
                 "HeraldAPNs",
+                "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -228,6 +230,21 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
+            name: "HeraldWebhooks",
+            dependencies: [
+                "HeraldCore",
+                "HeraldStorage",
+                "HeraldTelemetry",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        .target(
             name: "HeraldAPNs",
             dependencies: [
                 "HeraldCore",
@@ -259,6 +276,7 @@ let package = Package(
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]),
+        tests("HeraldWebhooksTests", ["HeraldWebhooks"]),
         .executableTarget(
             name: "herald",
             dependencies: [

@@ -13,9 +13,10 @@ import NIOPosix
 /// rotates one (a new key, the old one revoked) or revokes one, and gives, replaces or
 /// removes the project's APNs credentials (a `.p8` signing key, or a client certificate as
 /// PEM or base64 PKCS#12), checked as `herald project apns-key` and `apns-certificate` check them.
+/// It lists the project's webhooks, a paused one with its last errors, which an admin resumes.
 struct CredentialRoutes {
     let directory: CredentialDirectory
-    let store: any CredentialStore & APNsCredentialStore
+    let store: any CredentialStore & APNsCredentialStore & WebhookStore
     let clock: any HeraldClock
     /// The address the key files' `token_uri` points at.
     let publicURL: String
@@ -48,6 +49,16 @@ struct CredentialRoutes {
                     "user": "\(opened.user.name)", "project": "\(opened.project.id)", "kind": "\(kind.rawValue)",
                 ])
             return try await page(opened, status: removed ? "Removed." : "There was none.")
+        }
+        pages.post("projects/:project/credentials/webhooks/:webhook/resume") { _, context in
+            let opened = try administered(context)
+            let id = try context.parameters.require("webhook")
+            guard let webhook = try await store.webhooks(projectID: opened.project.id).first(where: { $0.id == id })
+            else { throw ConsoleRefusal(status: .notFound, reason: "No such webhook.", session: opened.session) }
+            try await store.replaceWebhook(webhook.resumed(at: clock.now()))
+            context.logger.notice(
+                "console webhook resumed", metadata: ["user": "\(opened.user.name)", "webhook": "\(id)"])
+            return try await page(opened, status: "Webhook \(id) resumed after event \(webhook.cursor).")
         }
         pages.post("projects/:project/credentials/keys/:key/revoke") { _, context in
             let opened = try administered(context)
@@ -168,6 +179,18 @@ struct CredentialRoutes {
         let apns = try await store.apnsCredentials(projectID: project.id)
         values["apns"] = apns.map { ["summary": $0.summary, "kind": $0.kind.rawValue] as [String: Any] }
         values["apnsNone"] = apns.isEmpty
+        let webhooks = try await store.webhooks(projectID: project.id)
+        values["webhooks"] = webhooks.map { webhook -> [String: Any] in
+            [
+                "id": webhook.id, "url": webhook.url, "state": webhook.state.rawValue,
+                "paused": webhook.state == .paused, "after": String(webhook.cursor),
+                "events": webhook.types.isEmpty
+                    ? "all" : webhook.types.map(\.rawValue).sorted().joined(separator: ", "),
+                "failures": webhook.failures > 0 ? "failing \(webhook.failures) times in a row" : "",
+                "errors": webhook.lastErrors.map { ["error": $0] },
+            ]
+        }
+        values["webhooksNone"] = webhooks.isEmpty
         return ConsoleResponse.page("credentials", values)
     }
 }

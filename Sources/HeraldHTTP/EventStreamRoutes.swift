@@ -13,6 +13,7 @@ import ServiceLifecycle
 struct EventStreamRoutes {
     let authenticator: Authenticator
     let events: any EventStore
+    let clock: any HeraldClock
     /// Streams open at once on this node; past it, a new one is refused with 503.
     let streams: ConcurrencyGate
 
@@ -43,8 +44,7 @@ struct EventStreamRoutes {
             guard streams.enter() else {
                 throw HeraldError.unavailable(retryAfterSeconds: 5, "Too many event streams are open on this node.")
             }
-            let events = events
-            let streams = streams
+            let (events, streams, clock) = (events, streams, clock)
             let projectID = project.id
             return Response(
                 status: .ok,
@@ -56,8 +56,8 @@ struct EventStreamRoutes {
                     try await writer.write(ByteBuffer(string: ": \(projectID) events after \(start)\n\n"))
                     var quiet: Duration = .zero
                     while !Task.isCancelled, !Task.isShuttingDownGracefully {
-                        let found = try await events.events(
-                            projectID: projectID, after: start, limit: Self.batch, filter: filter)
+                        let found = try await events.settledEvents(
+                            projectID: projectID, after: start, limit: Self.batch, filter: filter, now: clock.now())
                         if let last = found.last {
                             start = last.sequence
                             try await writer.write(ByteBuffer(string: found.map(Self.frame).joined()))

@@ -43,8 +43,10 @@ public enum HeraldRouter {
         AppleRegistrationRoutes(environment: environment.registration).register(on: router)
         DeviceGroupRoutes(authenticator: authenticator, store: store).register(on: router)
         MessageRoutes(authenticator: authenticator, events: store, clock: clock).register(on: router)
-        EventStreamRoutes(authenticator: authenticator, events: store, streams: ConcurrencyGate(limit: maximumStreams))
-            .register(on: router)
+        EventStreamRoutes(
+            authenticator: authenticator, events: store, clock: clock, streams: ConcurrencyGate(limit: maximumStreams)
+        )
+        .register(on: router)
         OpenAPIDocument.register(on: router)
         return router
     }

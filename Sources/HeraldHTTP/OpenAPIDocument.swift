@@ -434,6 +434,24 @@ enum OpenAPIDocument {
                 }
               }
             },
+            "/v1/projects/{project}/events:stream": {
+              "get": {
+                "operationId": "eventStream",
+                "summary": "The project's events as Server-Sent Events, live; resumable with Last-Event-ID.",
+                "security": [{"bearer": []}],
+                "parameters": [
+                  {"$ref": "#/components/parameters/project"},
+                  {"name": "Last-Event-ID", "in": "header", "schema": {"type": "string"}},
+                  {"name": "message_id", "in": "query", "schema": {"type": "string"}},
+                  {"name": "analytics_label", "in": "query", "schema": {"type": "string"}},
+                  {"name": "type", "in": "query", "schema": {"type": "string"}}
+                ],
+                "responses": {
+                  "200": {"description": "A stream that does not end.", "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                  "default": {"$ref": "#/components/responses/Error"}
+                }
+              }
+            },
             "/v1beta1/projects/{project}/androidApps/{app}/deliveryData": {
               "get": {
                 "operationId": "deliveryData",

@@ -6,6 +6,7 @@ public import HeraldGateway
 public import HeraldHTTP
 public import HeraldStorage
 public import HeraldTelemetry
+import HeraldWebhooks
 public import Hummingbird
 public import Logging
 import NIOCore
@@ -238,6 +239,9 @@ public struct HeraldNode: Sendable {
                 configuration: configuration.apns, store: store, clock: clock, metrics: metrics,
                 logger: logger, countError: environment.errors.count),
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
+            WebhookSender(
+                store: store, policy: configuration.webhookTargets, holder: cluster.nodeID, clock: clock,
+                metrics: metrics, logger: logger),
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }
         services += [

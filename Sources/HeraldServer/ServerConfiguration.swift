@@ -1,7 +1,9 @@
+import Foundation
 public import HeraldAPNs
 public import HeraldDelivery
 public import HeraldGateway
 public import HeraldHTTP
+public import HeraldWebhooks
 
 /// How `herald serve` runs; every field has the default written in its comment.
 public struct ServerConfiguration: Sendable {
@@ -57,6 +59,29 @@ public struct ServerConfiguration: Sendable {
             self.port = port
             self.hostnames = hostnames
         }
+    }
+
+    /// Hosts webhooks may post to whatever their scheme and address (SEMANTICS E5): by
+    /// default only HTTPS targets outside loopback are.
+    public var webhookAllowedHosts: Set<String> = []
+
+    /// Where webhooks may post: the operator's allowed hosts, and never Herald's own listeners.
+    public var webhookTargets: WebhookTargetPolicy {
+        var hosts: Set<String> = [httpHost, "localhost"]
+        var ports = Set([httpPort] + xmpp.tlsPorts + xmpp.plaintextPorts)
+        if let gateway {
+            hosts.insert(gateway.host)
+            ports.formUnion(gateway.ports)
+        }
+        if let publicURL = publicURL.flatMap(URL.init(string:)), let host = publicURL.host {
+            hosts.insert(host)
+            ports.insert(publicURL.port ?? (publicURL.scheme == "https" ? 443 : 80))
+        }
+        if let dropIn {
+            hosts.formUnion([dropIn.host] + dropIn.hostnames)
+            ports.insert(dropIn.port)
+        }
+        return WebhookTargetPolicy(allowedHosts: webhookAllowedHosts, ownHosts: hosts, ownPorts: ports)
     }
 
     /// The public URL, or the default one.

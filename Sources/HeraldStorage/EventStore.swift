@@ -9,6 +9,11 @@ public protocol EventStore: Sendable {
     /// admits, oldest first.
     func events(projectID: String, after: Int64, limit: Int, filter: EventFilter) async throws -> [MessageEvent]
 
+    /// How long after its time an event may still appear behind events with higher sequence
+    /// numbers: zero where one writer numbers events in commit order (SQLite, memory); on
+    /// PostgreSQL, transactions take their numbers before they commit.
+    var eventCommitLagMilliseconds: Int64 { get }
+
     /// The sequence number of the newest event kept; 0 for none.
     func latestEventSequence() async throws -> Int64
 
@@ -18,4 +23,18 @@ public protocol EventStore: Sendable {
 
     /// Deletes up to `limit` events, and message counts, written before `before`; answers how many.
     func deleteEvents(before: Timestamp, limit: Int) async throws -> Int
+}
+
+extension EventStore {
+    /// `events(projectID:after:limit:filter:)` up to the first event too recent to be sure no
+    /// event before it is still being committed (`eventCommitLagMilliseconds` before `now`):
+    /// what a reader that remembers only the last sequence number it saw may take.
+    public func settledEvents(projectID: String, after: Int64, limit: Int, filter: EventFilter, now: Timestamp)
+        async throws -> [MessageEvent]
+    {
+        let found = try await events(projectID: projectID, after: after, limit: limit, filter: filter)
+        let lag = eventCommitLagMilliseconds
+        guard lag > 0 else { return found }
+        return Array(found.prefix { now.milliseconds - $0.at.milliseconds >= lag })
+    }
 }

@@ -93,3 +93,24 @@ enum StoreCoding {
             .map { DeliveryReportRow(key: $0, counts: counts[$0] ?? [:], pending: pending[$0] ?? 0) }
     }
 }
+
+/// How a webhook's lists are kept in one column each.
+extension StoreCoding {
+    static func encode(types: Set<MessageEventType>) -> String { types.map(\.rawValue).sorted().joined(separator: ",") }
+
+    static func decodeTypes(_ text: String) -> Set<MessageEventType> {
+        Set(text.split(separator: ",").compactMap { MessageEventType(rawValue: String($0)) })
+    }
+
+    /// Errors, one a line (a line break within one becomes a space).
+    static func encode(errors: [String]) -> String {
+        errors.map { $0.replacingOccurrences(of: "\n", with: " ") }.joined(separator: "\n")
+    }
+
+    static func decodeErrors(_ text: String) -> [String] { text.split(separator: "\n").map(String.init) }
+
+    /// When a webhook is next due to be claimed: at its next attempt, never while paused.
+    static func readyAt(_ webhook: Webhook) -> Int64? {
+        webhook.state == .active ? webhook.nextAttemptAt.milliseconds : nil
+    }
+}

@@ -95,6 +95,11 @@ struct Serve: AsyncParsableCommand {
     var abandonedCheckinHours = 24
 
     @Option(
+        name: .customLong("allow-webhook-host"),
+        help: "A host webhooks may post to over http:// or on loopback (repeat for several).")
+    var allowedWebhookHosts: [String] = []
+
+    @Option(
         name: .customLong("event-retention-days"),
         help: "Days message events are kept for the status API, the event stream and export.")
     var eventRetentionDays = 31
@@ -214,6 +219,7 @@ struct Serve: AsyncParsableCommand {
         configuration.deviceRequestLimits.registrationsPerDevice = deviceRegistrationsPerMinute
         configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
         configuration.eventRetentionDays = max(1, eventRetentionDays)
+        configuration.webhookAllowedHosts = Set(allowedWebhookHosts.map { $0.lowercased() })
         configuration.publicURL = publicURL
         configuration.webPushAudiences = webPushAudiences
         configuration.apns = APNsForwarder.Configuration(

@@ -63,3 +63,39 @@ import _CryptoExtras
         }
     }
 }
+
+/// The webhooks on the credentials page (SEMANTICS E5): a paused one shows its last errors and
+/// an admin resumes it; another user only looks.
+@Suite struct ConsoleWebhookTests {
+    @Test func E5_aPausedWebhookShowsItsLastErrorsAndAnAdminResumesIt() async throws {
+        let server = try await ConsoleTests().serverWithAdmin()
+        let page = "/console/projects/test-project/credentials"
+        var failing = Webhook.make(
+            projectID: "test-project", url: "https://hooks.example/in", types: [.delivered], cursor: 12,
+            at: server.clock.now())
+        failing = failing.failed("HTTP 503 for event 13", at: server.clock.now())
+        failing.state = .paused
+        let webhook = failing
+        try await server.store.addWebhook(webhook)
+        try await server.test { client in
+            var ada = ConsoleTests.Browser()
+            _ = try await ada.signIn(client, name: "ada", password: ConsoleTests.password)
+            let seen = String(buffer: try await ada.get(client, page).body)
+            #expect(seen.contains(webhook.id) && seen.contains("https://hooks.example/in"))
+            #expect(seen.contains("paused after event 12") && seen.contains("HTTP 503 for event 13"))
+            #expect(!seen.contains("Resume webhook") && !seen.contains(webhook.secret))
+            let refused = try await ada.post(client, page + "/webhooks/\(webhook.id)/resume", "csrf=\(ada.csrf)")
+            #expect(refused.status == .forbidden)
+
+            var root = ConsoleTests.Browser()
+            _ = try await root.signIn(client, name: "root", password: ConsoleTests.password)
+            #expect(String(buffer: try await root.get(client, page).body).contains("Resume webhook \(webhook.id)"))
+            let resumed = try await root.post(client, page + "/webhooks/\(webhook.id)/resume", "csrf=\(root.csrf)")
+            #expect(resumed.status == .ok)
+            #expect(String(buffer: resumed.body).contains("active after event 12"))
+            #expect(try await server.store.webhooks(projectID: "test-project").first?.state == .active)
+            let unknown = try await root.post(client, page + "/webhooks/wh_nope/resume", "csrf=\(root.csrf)")
+            #expect(unknown.status == .notFound)
+        }
+    }
+}

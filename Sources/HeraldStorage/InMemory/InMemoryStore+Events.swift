@@ -29,6 +29,8 @@ extension InMemoryStore {
 
     public func latestEventSequence() -> Int64 { eventLog.last?.sequence ?? 0 }
 
+    public nonisolated var eventCommitLagMilliseconds: Int64 { 0 }
+
     public func messageStatus(projectID: String, messageID: String) -> MessageStatus? {
         let events = eventLog.filter { $0.messageID == messageID }
         guard let accepted = events.first(where: { $0.type == .accepted && $0.projectID == projectID }) else {

@@ -38,6 +38,8 @@ public actor InMemoryStore: HeraldStore {
     var eventLog: [MessageEvent] = []
     var messageCounts: [EventRows.Count: (value: Int, at: Timestamp)] = [:]
     var lastEventSequence: Int64 = 0
+    /// Webhooks by id, with their holder and when they are next due (nil while paused).
+    var webhookRows: [String: (webhook: Webhook, holder: String, readyAt: Int64?)] = [:]
 
     public init(nodeID: String = "node-1") {
         self.nodeID = nodeID
@@ -76,6 +78,7 @@ public actor InMemoryStore: HeraldStore {
         }
         fanouts = fanouts.filter { $0.value.projectID != id }
         eventLog.removeAll { $0.projectID == id }
+        webhookRows = webhookRows.filter { $0.value.webhook.projectID != id }
         messageCounts = messageCounts.filter { $0.key.projectID != id }
         deviceGroups = deviceGroups.filter { $0.value.projectID != id }
         installations = installations.filter { $0.value.projectID != id }

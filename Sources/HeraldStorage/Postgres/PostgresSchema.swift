@@ -387,6 +387,32 @@ extension PostgresStore {
                 "CREATE INDEX message_counts_time ON message_counts(at)",
             ]
         ),
+        (
+            // Projects' webhooks; ready_at is when one may next be claimed (NULL while paused).
+            "v17-webhooks",
+            [
+                """
+                CREATE TABLE webhooks (
+                    id TEXT PRIMARY KEY,
+                    project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                    url TEXT NOT NULL,
+                    secret TEXT NOT NULL,
+                    types TEXT NOT NULL,
+                    state TEXT NOT NULL,
+                    cursor BIGINT NOT NULL,
+                    failures BIGINT NOT NULL,
+                    failing_since BIGINT,
+                    next_attempt_at BIGINT NOT NULL,
+                    last_errors TEXT NOT NULL,
+                    created_at BIGINT NOT NULL,
+                    holder TEXT NOT NULL DEFAULT '',
+                    ready_at BIGINT
+                )
+                """,
+                "CREATE INDEX webhooks_project ON webhooks(project_id, created_at)",
+                "CREATE INDEX webhooks_ready ON webhooks(ready_at) WHERE ready_at IS NOT NULL",
+            ]
+        ),
     ]
 
     func migrate() async throws {

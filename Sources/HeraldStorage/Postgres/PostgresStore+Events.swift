@@ -79,6 +79,10 @@ extension PostgresStore {
         try await rows("SELECT COALESCE(MAX(sequence), 0) FROM events").first?.decode(Int64.self) ?? 0
     }
 
+    /// Two seconds: a transaction that takes longer from numbering its events to
+    /// committing may have them passed over by readers that were already past them.
+    public var eventCommitLagMilliseconds: Int64 { 2_000 }
+
     public func messageStatus(projectID: String, messageID: String) async throws -> MessageStatus? {
         guard
             let accepted = try await rows(

@@ -485,6 +485,30 @@ extension SQLiteStore {
                     CREATE INDEX message_counts_time ON message_counts(at);
                     """)
         }
+        migrator.registerMigration("v23-webhooks") { db in
+            // Projects' webhooks; ready_at is when one may next be claimed (NULL while paused).
+            try db.execute(
+                sql: """
+                    CREATE TABLE webhooks (
+                        id TEXT PRIMARY KEY,
+                        project_id TEXT NOT NULL REFERENCES projects(id) ON DELETE CASCADE,
+                        url TEXT NOT NULL,
+                        secret TEXT NOT NULL,
+                        types TEXT NOT NULL,
+                        state TEXT NOT NULL,
+                        cursor INTEGER NOT NULL,
+                        failures INTEGER NOT NULL,
+                        failing_since INTEGER,
+                        next_attempt_at INTEGER NOT NULL,
+                        last_errors TEXT NOT NULL,
+                        created_at INTEGER NOT NULL,
+                        holder TEXT NOT NULL DEFAULT '',
+                        ready_at INTEGER
+                    );
+                    CREATE INDEX webhooks_project ON webhooks(project_id, created_at);
+                    CREATE INDEX webhooks_ready ON webhooks(ready_at) WHERE ready_at IS NOT NULL;
+                    """)
+        }
         return migrator
     }
 }

@@ -104,6 +104,8 @@ extension SQLiteStore {
         try read { db in try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM events") ?? 0 }
     }
 
+    public var eventCommitLagMilliseconds: Int64 { 0 }
+
     public func messageStatus(projectID: String, messageID: String) async throws -> MessageStatus? {
         try read { db in
             guard

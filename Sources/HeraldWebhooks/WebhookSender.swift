@@ -1,0 +1,162 @@
+public import AsyncHTTPClient
+import Foundation
+public import HeraldCore
+public import HeraldStorage
+public import HeraldTelemetry
+public import Logging
+import NIOCore
+import NIOHTTP1
+public import ServiceLifecycle
+
+/// Posts projects' events to their webhooks (SEMANTICS E5): each webhook's events in
+/// sequence order, one request an event, signed (`WebhookSignature`), at least once. The
+/// event log is the outbox: a webhook's cursor moves past an event only once its endpoint
+/// answered 2xx, so nothing is lost when the process dies; a failing event is tried again
+/// with a doubling wait (`Webhook.failed`) and the webhook is paused after a day of failures.
+///
+/// One node at a time holds a webhook (`WebhookStore.claimDueWebhooks`), so with several
+/// nodes each event still goes out once, barring a node that dies between an answer and
+/// writing the cursor.
+public struct WebhookSender: Service {
+    let store: any EventStore & WebhookStore
+    let client: HTTPClient
+    let policy: WebhookTargetPolicy
+    /// This node's name as the holder of the webhooks it claims.
+    let holder: String
+    let clock: any HeraldClock
+    let metrics: HeraldMetrics
+    let logger: Logger
+
+    /// How long a claim lasts; renewed by every write of progress.
+    static let leaseSeconds: Int64 = 60
+    /// How often due webhooks are looked for.
+    static let pollInterval: Duration = .milliseconds(200)
+    /// Events read for a webhook at once, and webhooks worked on at once.
+    static let batch = 100
+    static let webhooksAtOnce = 16
+    /// How long one request may take.
+    static let requestTimeout: Duration = .seconds(10)
+
+    public init(
+        store: any EventStore & WebhookStore, policy: WebhookTargetPolicy, holder: String, clock: any HeraldClock,
+        metrics: HeraldMetrics, logger: Logger
+    ) {
+        self.store = store
+        // Redirects are not followed: a target is checked against the policy, not where it points.
+        self.client = HTTPClient(
+            eventLoopGroupProvider: .singleton,
+            configuration: .init(
+                redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10))))
+        self.policy = policy
+        self.holder = holder
+        self.clock = clock
+        self.metrics = metrics
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await round()
+                } catch {
+                    logger.warning("webhook round failed", metadata: ["error": "\(error)"])
+                }
+                try? await Task.sleep(for: Self.pollInterval)
+            }
+        }
+        try await client.shutdown()
+    }
+
+    /// Claims the webhooks due now and works on each until it has sent what there is or
+    /// failed; answers how many events went out.
+    @discardableResult
+    public func round() async throws -> Int {
+        let now = clock.now()
+        let claimed = try await store.claimDueWebhooks(
+            now: now, until: now.adding(seconds: Self.leaseSeconds), holder: holder, limit: Self.webhooksAtOnce)
+        return await withTaskGroup(of: Int.self) { group in
+            for webhook in claimed { group.addTask { await self.work(on: webhook) } }
+            return await group.reduce(0, +)
+        }
+    }
+
+    /// Sends a claimed webhook's events in order until none is left or one fails, writing
+    /// its progress after each; releases it at the end. Answers how many went out.
+    func work(on claimed: Webhook) async -> Int {
+        var webhook = claimed
+        var sent = 0
+        do {
+            let target: URL
+            do {
+                target = try policy.check(webhook.url)
+            } catch {
+                // A target that is not allowed stays refused: paused at once, with the reason.
+                webhook = webhook.failed(error.description, at: clock.now())
+                webhook.state = .paused
+                try await store.saveWebhook(webhook, holder: holder, release: true)
+                logger.warning("webhook target refused", metadata: ["webhook": "\(webhook.id)", "error": "\(error)"])
+                return 0
+            }
+            let filter = EventFilter(types: webhook.types)
+            while !Task.isCancelled {
+                let events = try await store.settledEvents(
+                    projectID: webhook.projectID, after: webhook.cursor, limit: Self.batch, filter: filter,
+                    now: clock.now())
+                guard !events.isEmpty else { break }
+                for event in events {
+                    if let failure = await post(event, to: target, webhook) {
+                        // Stopped by a shutdown: not the endpoint's failure; the event goes again
+                        // at the next start, which claims again what this node held.
+                        if Task.isCancelled { return sent }
+                        webhook = webhook.failed(failure, at: clock.now())
+                        metrics.increment("herald_webhook_requests_total", [("outcome", "failed")])
+                        if webhook.state == .paused {
+                            logger.warning(
+                                "webhook paused", metadata: ["webhook": "\(webhook.id)", "error": "\(failure)"])
+                        }
+                        try await store.saveWebhook(webhook, holder: holder, release: true)
+                        return sent
+                    }
+                    metrics.increment("herald_webhook_requests_total", [("outcome", "delivered")])
+                    sent += 1
+                    webhook = webhook.delivered(through: event.sequence, at: clock.now())
+                    // Progress is written after each event: a node that dies resends one at most.
+                    guard try await store.saveWebhook(webhook, holder: holder, release: false) else { return sent }
+                }
+                if events.count < Self.batch { break }
+            }
+            try await store.saveWebhook(
+                webhook.delivered(through: webhook.cursor, at: clock.now()), holder: holder, release: true)
+        } catch {
+            logger.warning("webhook progress not written", metadata: ["webhook": "\(webhook.id)", "error": "\(error)"])
+        }
+        return sent
+    }
+
+    /// Posts one event; answers why it failed, or nil when the endpoint took it (2xx).
+    func post(_ event: MessageEvent, to url: URL, _ webhook: Webhook) async -> String? {
+        let body = event.json.renderedBytes
+        var request = HTTPClientRequest(url: url.absoluteString)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(name: "User-Agent", value: "Herald-Webhooks/1")
+        request.headers.add(name: "Herald-Event-Id", value: event.id)
+        request.headers.add(name: "Herald-Webhook-Id", value: webhook.id)
+        request.headers.add(
+            name: "Herald-Signature",
+            value: WebhookSignature.header(secret: webhook.secret, body: body, at: clock.now().seconds))
+        request.body = .bytes(ByteBuffer(bytes: body))
+        do {
+            let response = try await client.execute(request, timeout: TimeAmount(Self.requestTimeout))
+            // The answer's body is not used; it is read (up to a bound) so the connection is reused.
+            _ = try? await response.body.collect(upTo: 64 * 1024)
+            guard (200..<300).contains(response.status.code) else {
+                return "HTTP \(response.status.code) for event \(event.id)"
+            }
+            return nil
+        } catch {
+            return "\(error) for event \(event.id)"
+        }
+    }
+}
