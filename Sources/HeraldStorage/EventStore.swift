@@ -21,7 +21,8 @@ public protocol EventStore: Sendable {
     /// was, it is another project's, or its events are past retention).
     func messageStatus(projectID: String, messageID: String) async throws -> MessageStatus?
 
-    /// Deletes up to `limit` events, and message counts, written before `before`; answers how many.
+    /// Deletes those of the oldest `limit` events (by sequence number) that happened before
+    /// `before`, and up to `limit` message counts written before it; answers how many.
     func deleteEvents(before: Timestamp, limit: Int) async throws -> Int
 }
 

@@ -15,8 +15,9 @@ public protocol WebhookStore: Sendable {
     /// Removes a project's webhook; answers whether it was there.
     func removeWebhook(projectID: String, id: String) async throws -> Bool
 
-    /// Claims up to `limit` active webhooks due by `now` whose lease (if any) ran out, or that
-    /// `holder` itself held (a node claims again what it held before it restarted), for
+    /// Claims up to `limit` active webhooks with events after their cursor, due by `now`, whose
+    /// lease (if any) ran out, or that `holder` itself held (a node claims again what it held
+    /// before it restarted), for
     /// `holder` until `until`. No two holders claim one webhook while its lease lasts; a
     /// holder claims again only after it has released what it claimed before.
     func claimDueWebhooks(now: Timestamp, until: Timestamp, holder: String, limit: Int) async throws -> [Webhook]

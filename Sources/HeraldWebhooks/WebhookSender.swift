@@ -98,13 +98,17 @@ public struct WebhookSender: Service {
                 logger.warning("webhook target refused", metadata: ["webhook": "\(webhook.id)", "error": "\(error)"])
                 return 0
             }
-            let filter = EventFilter(types: webhook.types)
             while !Task.isCancelled {
+                // Every event is read, the ones the webhook does not want to be passed over.
                 let events = try await store.settledEvents(
-                    projectID: webhook.projectID, after: webhook.cursor, limit: Self.batch, filter: filter,
+                    projectID: webhook.projectID, after: webhook.cursor, limit: Self.batch, filter: EventFilter(),
                     now: clock.now())
                 guard !events.isEmpty else { break }
                 for event in events {
+                    guard webhook.wants(event) else {
+                        webhook.cursor = event.sequence
+                        continue
+                    }
                     if let failure = await post(event, to: target, webhook) {
                         // Stopped by a shutdown: not the endpoint's failure; the event goes again
                         // at the next start, which claims again what this node held.

@@ -8,13 +8,23 @@ import Testing
 @Suite struct WebhookStoreConformanceTests {
     let start = Timestamp(seconds: 10_000)
 
+    /// Writes `count` events of the sample project (the accepted events of topic messages).
+    func events(_ count: Int, _ store: any HeraldStore) async throws {
+        try await store.appendMessages((0..<count).map { sampleMessage("m-\($0)-\(SecureRandom.hex(bytes: 4))") })
+    }
+
     @Test(arguments: Backend.allCases)
     func E5_aWebhookIsClaimedByOneHolderUntilItsLeaseRunsOutOrItIsReleased(_ backend: Backend) async throws {
         let store = try await backend.makeStore()
         try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         let webhook = Webhook.make(
-            projectID: "alpha-project", url: "https://hooks.example/a", types: [.delivered], cursor: 7, at: start)
+            projectID: "alpha-project", url: "https://hooks.example/a", types: [.delivered], cursor: 0, at: start)
         try await store.addWebhook(webhook)
+        // Nothing after its cursor: an idle webhook is not claimed.
+        #expect(
+            try await store.claimDueWebhooks(now: start, until: start.adding(seconds: 60), holder: "node-a", limit: 10)
+                .isEmpty)
+        try await events(3, store)
         #expect(try await store.webhooks(projectID: "alpha-project") == [webhook])
         #expect(webhook.id.hasPrefix("wh_") && webhook.secret.hasPrefix("whsec_") && webhook.secret.count > 40)
         let claimed = try await store.claimDueWebhooks(
@@ -24,18 +34,18 @@ import Testing
         #expect(
             try await store.claimDueWebhooks(now: start, until: start.adding(seconds: 60), holder: "node-b", limit: 10)
                 .isEmpty)
-        let moved = webhook.delivered(through: 9, at: start)
+        let moved = webhook.delivered(through: 1, at: start)
         #expect(try await store.saveWebhook(moved, holder: "node-b", release: false) == false)
         #expect(try await store.saveWebhook(moved, holder: "node-a", release: false))
         let taken = try await store.claimDueWebhooks(
             now: start.adding(seconds: 61), until: start.adding(seconds: 120), holder: "node-b", limit: 10)
-        #expect(taken.map(\.cursor) == [9])
+        #expect(taken.map(\.cursor) == [1])
         // The first holder lost it: its progress is not written any more.
         #expect(
             try await store.saveWebhook(moved.delivered(through: 11, at: start), holder: "node-a", release: true)
                 == false)
         // Released with a failure, it is due again at its next attempt.
-        let failing = taken[0].failed("HTTP 500 for event 10", at: start.adding(seconds: 61))
+        let failing = taken[0].failed("HTTP 500 for event 2", at: start.adding(seconds: 61))
         #expect(try await store.saveWebhook(failing, holder: "node-b", release: true))
         #expect(
             try await store.claimDueWebhooks(
@@ -43,7 +53,11 @@ import Testing
             ).isEmpty)
         let again = try await store.claimDueWebhooks(
             now: failing.nextAttemptAt, until: start.adding(seconds: 200), holder: "node-a", limit: 10)
-        #expect(again.first?.lastErrors == ["HTTP 500 for event 10"] && again.first?.failures == 1)
+        #expect(again.first?.lastErrors == ["HTTP 500 for event 2"] && again.first?.failures == 1)
+        // Past its last event, it is idle again.
+        #expect(try await store.saveWebhook(again[0].delivered(through: 3, at: start), holder: "node-a", release: true))
+        let idle = start.adding(seconds: 300)
+        #expect(try await store.claimDueWebhooks(now: idle, until: idle, holder: "node-b", limit: 10).isEmpty)
         #expect(try await store.removeWebhook(projectID: "beta-project", id: webhook.id) == false)
         #expect(try await store.removeWebhook(projectID: "alpha-project", id: webhook.id))
         #expect(try await store.webhooks(projectID: "alpha-project").isEmpty)
@@ -58,6 +72,7 @@ import Testing
         var webhook = Webhook.make(
             projectID: "alpha-project", url: "https://hooks.example/b", types: [], cursor: 0, at: start)
         try await store.addWebhook(webhook)
+        try await events(1, store)
         _ = try await store.claimDueWebhooks(now: start, until: start.adding(seconds: 60), holder: "node-a", limit: 1)
         // node-a restarts: what it held is its again at once, nobody else's before the lease ends.
         #expect(

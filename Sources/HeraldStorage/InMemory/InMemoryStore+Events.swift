@@ -47,7 +47,7 @@ extension InMemoryStore {
     }
 
     public func deleteEvents(before: Timestamp, limit: Int) -> Int {
-        let events = Set(eventLog.lazy.filter { $0.at < before }.prefix(limit).map(\.sequence))
+        let events = Set(eventLog.prefix(limit).filter { $0.at < before }.map(\.sequence))
         eventLog.removeAll { events.contains($0.sequence) }
         let counts = messageCounts.filter { $0.value.at < before }.prefix(limit).map(\.key)
         for key in counts { messageCounts[key] = nil }

@@ -21,8 +21,9 @@ extension InMemoryStore {
     }
 
     public func claimDueWebhooks(now: Timestamp, until: Timestamp, holder: String, limit: Int) -> [Webhook] {
-        let due = webhookRows.filter {
-            ($0.value.readyAt ?? .max) <= now.milliseconds || ($0.value.holder == holder && $0.value.readyAt != nil)
+        let due = webhookRows.filter { _, row in
+            ((row.readyAt ?? .max) <= now.milliseconds || (row.holder == holder && row.readyAt != nil))
+                && (eventLog.last { $0.projectID == row.webhook.projectID }?.sequence ?? 0) > row.webhook.cursor
         }
         .sorted { ($0.value.readyAt ?? 0, $0.key) < ($1.value.readyAt ?? 0, $1.key) }.prefix(limit)
         return due.map { id, row in

@@ -372,7 +372,6 @@ extension PostgresStore {
                 """,
                 "CREATE INDEX events_project ON events(project_id, sequence)",
                 "CREATE INDEX events_message ON events(message_id, sequence)",
-                "CREATE INDEX events_time ON events(at)",
                 """
                 CREATE TABLE message_counts (
                     message_id TEXT NOT NULL,

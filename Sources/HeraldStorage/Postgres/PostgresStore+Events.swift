@@ -106,7 +106,8 @@ extension PostgresStore {
         let events = try await count(
             """
             DELETE FROM events WHERE sequence IN (
-                SELECT sequence FROM events WHERE at < \(before.milliseconds) LIMIT \(limit))
+                SELECT sequence FROM (SELECT sequence, at FROM events ORDER BY sequence LIMIT \(limit)) AS oldest
+                WHERE at < \(before.milliseconds))
             RETURNING 1
             """)
         let counts = try await count(

@@ -50,7 +50,10 @@ extension PostgresStore {
             UPDATE webhooks SET holder = \(holder), ready_at = \(until.milliseconds)
             WHERE id IN (
                 SELECT id FROM webhooks
-                WHERE ready_at <= \(now.milliseconds) OR (holder = \(holder) AND ready_at IS NOT NULL)
+                WHERE (ready_at <= \(now.milliseconds) OR (holder = \(holder) AND ready_at IS NOT NULL))
+                    AND EXISTS (
+                        SELECT 1 FROM events
+                        WHERE events.project_id = webhooks.project_id AND events.sequence > webhooks.cursor)
                 ORDER BY ready_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING \(unescaped: Self.webhookColumns)
             """

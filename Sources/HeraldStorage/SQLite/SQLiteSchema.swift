@@ -452,6 +452,7 @@ extension SQLiteStore {
         migrator.registerMigration("v22-events") { db in
             // What became of every message (SEMANTICS E1): one row a fact, and the counts of
             // the facts kept only as counts (E2). A queue entry says which of the two it makes.
+            // Events are removed oldest first by sequence, so their time needs no index.
             try db.execute(
                 sql: """
                     ALTER TABLE device_queue ADD COLUMN keeps_events INTEGER NOT NULL DEFAULT 1;
@@ -472,7 +473,6 @@ extension SQLiteStore {
                     );
                     CREATE INDEX events_project ON events(project_id, sequence);
                     CREATE INDEX events_message ON events(message_id, sequence);
-                    CREATE INDEX events_time ON events(at);
                     CREATE TABLE message_counts (
                         message_id TEXT NOT NULL,
                         type TEXT NOT NULL,

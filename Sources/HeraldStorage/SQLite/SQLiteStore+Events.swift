@@ -133,8 +133,11 @@ extension SQLiteStore {
     public func deleteEvents(before: Timestamp, limit: Int) async throws -> Int {
         try await write { db in
             try db.executeCached(
-                sql: "DELETE FROM events WHERE sequence IN (SELECT sequence FROM events WHERE at < ? LIMIT ?)",
-                arguments: [before.milliseconds, limit])
+                sql: """
+                    DELETE FROM events WHERE sequence IN (
+                        SELECT sequence FROM (SELECT sequence, at FROM events ORDER BY sequence LIMIT ?) WHERE at < ?)
+                    """,
+                arguments: [limit, before.milliseconds])
             let events = db.changesCount
             try db.executeCached(
                 sql: """

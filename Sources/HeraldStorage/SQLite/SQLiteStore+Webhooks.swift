@@ -57,8 +57,7 @@ extension SQLiteStore {
         let any = try read { db in
             try Row.fetchOne(
                 db,
-                sql: "SELECT 1 FROM webhooks WHERE ready_at <= ? OR (holder = ? AND ready_at IS NOT NULL) LIMIT 1",
-                arguments: [now.milliseconds, holder]) != nil
+                sql: "SELECT 1 FROM webhooks WHERE \(Self.due) LIMIT 1", arguments: [now.milliseconds, holder]) != nil
         }
         guard any else { return [] }
         return try await write(short: true) { db in
@@ -66,13 +65,19 @@ extension SQLiteStore {
                 sql: """
                     UPDATE webhooks SET holder = ?, ready_at = ?
                     WHERE id IN (
-                        SELECT id FROM webhooks WHERE ready_at <= ? OR (holder = ? AND ready_at IS NOT NULL)
-                        ORDER BY ready_at, id LIMIT ?)
+                        SELECT id FROM webhooks WHERE \(Self.due) ORDER BY ready_at, id LIMIT ?)
                     RETURNING \(Self.webhookColumns)
                     """,
                 arguments: [holder, until.milliseconds, now.milliseconds, holder, limit], Self.webhook)
         }
     }
+
+    /// A webhook to claim: due (or held by the claimer; its two `?` are now and the holder),
+    /// with events after its cursor. An idle webhook is not claimed, so it costs no write.
+    static let due = """
+        (ready_at <= ? OR (holder = ? AND ready_at IS NOT NULL))
+        AND EXISTS (SELECT 1 FROM events WHERE events.project_id = webhooks.project_id AND events.sequence > webhooks.cursor)
+        """
 
     public func saveWebhook(_ webhook: Webhook, holder: String, release: Bool) async throws -> Bool {
         try await write(short: true) { db in
