@@ -51,7 +51,7 @@ struct MessageRoutes {
                 ("Fanout", "\(fanout.finished ? "done" : "under way"); app instances reached: \(fanout.reached)"))
         }
         facts.append(("Waiting", String(status.waiting)))
-        for type in MessageEventType.allCases where type != .accepted {
+        for type in MessageEventType.outcomes {
             facts.append((type.rawValue.prefix(1).uppercased() + type.rawValue.dropFirst(), String(status[type])))
         }
         return facts.map { ["name": $0.0, "value": $0.1] }

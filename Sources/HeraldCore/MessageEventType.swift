@@ -16,6 +16,9 @@ public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case dropped
     /// Its app instance was unregistered while it waited.
     case unregistered
+    /// A send refused for a quota, with the rule's id as its reason: no message was
+    /// accepted, so it names none.
+    case refused
 
     /// The event a delivery counter stands for, and why; nil for `accepted`, whose event comes
     /// with the stored message, and for counters that are no message's.
@@ -30,6 +33,18 @@ public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable 
         case .impressions: self = .impression
         case .accepted, .throttled: return nil
         }
+    }
+
+    /// The types a message's status counts: what can become of an accepted message.
+    public static let outcomes: [MessageEventType] = allCases.filter { $0 != .accepted && $0 != .refused }
+
+    /// The SEMANTICS rule a quota refusal's subject (`HeraldError.quotaSubject`) names:
+    /// T1 downstream messages, T3 fanouts, T6 messages to one device; nil for other quotas.
+    public static func rule(ofQuota subject: String) -> String? {
+        if subject.hasSuffix("/downstream-per-minute") { return "T1" }
+        if subject == "fanouts" { return "T3" }
+        if subject.hasSuffix("/device") { return "T6" }
+        return nil
     }
 
     /// Why a counter's event happened, where its type alone does not say: SEMANTICS' rule id.

@@ -83,7 +83,7 @@ struct MessageRoutes {
             (
                 "counts",
                 .object(
-                    MessageEventType.allCases.filter { $0 != .accepted }.map {
+                    MessageEventType.outcomes.map {
                         ($0.rawValue, .number(Double(status[$0])))
                     })
             ),

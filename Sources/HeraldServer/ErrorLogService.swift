@@ -10,7 +10,7 @@ struct ErrorLogService: Service {
     static let interval: Duration = .seconds(5)
 
     let errors: ErrorLog
-    let store: any StatsStore
+    let store: any StatsStore & EventStore
     let logger: Logger
 
     func run() async throws {

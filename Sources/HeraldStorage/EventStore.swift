@@ -9,6 +9,10 @@ public protocol EventStore: Sendable {
     /// admits, oldest first.
     func events(projectID: String, after: Int64, limit: Int, filter: EventFilter) async throws -> [MessageEvent]
 
+    /// Keeps events that come with no stored fact (`refused`), in one transaction, naming
+    /// this store's node.
+    func recordEvents(_ events: [MessageEvent]) async throws
+
     /// How long after its time an event may still appear behind events with higher sequence
     /// numbers: zero where one writer numbers events in commit order (SQLite, memory); on
     /// PostgreSQL, transactions take their numbers before they commit.

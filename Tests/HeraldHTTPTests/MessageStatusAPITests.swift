@@ -87,3 +87,31 @@ import Testing
         }
     }
 }
+
+/// A send refused for a quota is a `refused` event with the rule's id (SEMANTICS E1).
+@Suite struct RefusedEventTests {
+    @Test func E1_aSendRefusedForTheDownstreamQuotaIsARefusedEventNamingT1() async throws {
+        let server = try await TestServer.make(downstreamPerMinute: 1)
+        try await server.test { client in
+            let token = try await server.accessToken(client)
+            var statuses: [Int] = []
+            for _ in 0..<3 {
+                let response = try await TestServer.send(
+                    #"{"message":{"topic":"news"}}"#, project: "test-project", token: token, client: client)
+                statuses.append(response.status.code)
+            }
+            #expect(statuses == [200, 429, 429])
+        }
+        try await server.node.environment.errors.flush(to: server.store)
+        let refused = try await server.store.events(
+            projectID: "test-project", after: 0, limit: 10, filter: EventFilter(types: [.refused]))
+        #expect(refused.map(\.reason) == ["T1", "T1"] && refused.allSatisfy { $0.messageID.isEmpty })
+        #expect(refused.first?.json["type"] == .string("refused"))
+        // A flush with nothing new writes nothing more.
+        try await server.node.environment.errors.flush(to: server.store)
+        #expect(
+            try await server.store.events(
+                projectID: "test-project", after: 0, limit: 10, filter: EventFilter(types: [.refused])
+            ).count == 2)
+    }
+}

@@ -11,6 +11,15 @@ extension InMemoryStore {
         }
     }
 
+    public func recordEvents(_ events: [MessageEvent]) {
+        keep(
+            events.map { event in
+                var event = event
+                event.node = nodeID
+                return event
+            })
+    }
+
     /// Keeps the events and counts of `stats`' facts.
     func recordEvents(_ stats: [DeliveryStat]) {
         let now = SystemClock().now()

@@ -41,6 +41,17 @@ extension PostgresStore {
             """
     }
 
+    public func recordEvents(_ events: [MessageEvent]) async throws {
+        guard !events.isEmpty else { return }
+        var binds = PostgresBindings()
+        let named = events.map { event -> MessageEvent in
+            var event = event
+            event.node = nodeID
+            return event
+        }
+        try await run(PostgresQuery(unsafeSQL: Self.insertion(of: named, &binds), binds: binds))
+    }
+
     static let eventColumns = SQLiteStore.eventColumns
 
     static func event(_ row: PostgresRow) throws -> MessageEvent {

@@ -21,6 +21,17 @@ extension SQLiteStore {
         }
     }
 
+    public func recordEvents(_ events: [MessageEvent]) async throws {
+        guard !events.isEmpty else { return }
+        let node = nodeID
+        try await write(short: Self.isShort(events.count)) { db in
+            for var event in events {
+                event.node = node
+                try Self.insert(event, db)
+            }
+        }
+    }
+
     /// Writes a stored message's `accepted` event.
     func recordAccepted(_ message: StoredMessage, _ db: Database) throws {
         if let event = EventRows.accepted(message, node: nodeID) { try Self.insert(event, db) }
