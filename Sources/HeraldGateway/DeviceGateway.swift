@@ -52,7 +52,8 @@ public final class DeviceGateway: Sendable {
         clock: any HeraldClock,
         metrics: HeraldMetrics, acknowledgements: AcknowledgementBatcher,
         collapsibleThrottle: MCSSession.CollapsibleThrottle? = nil, cluster: any Cluster = SingleNodeCluster(),
-        upstream: UpstreamIntake? = nil, admission: ConnectionAdmission? = nil, logger: Logger
+        upstream: UpstreamIntake? = nil, admission: ConnectionAdmission? = nil,
+        projects: @escaping @Sendable (String) -> Project? = { _ in nil }, logger: Logger
     ) {
         self.admission = admission
         self.cluster = cluster
@@ -67,7 +68,7 @@ public final class DeviceGateway: Sendable {
         self.logger = logger
         self.acknowledgements = acknowledgements
         self.tls = tls
-        receipts = ReceiptRecorder(store: store, metrics: metrics)
+        receipts = ReceiptRecorder(store: store, metrics: metrics, projects: projects)
     }
 
     /// The TLS context a gateway with `configuration` serves; nil for plaintext.

@@ -13,9 +13,16 @@ final class ReceiptRecorder: Sendable {
     static let maximumReceiptsInProgress = 64
     static let receiptRetryMilliseconds = 200
 
-    init(store: any RegistrationStore & TopicStore & QueueStore & StatsStore, metrics: HeraldMetrics) {
+    /// The project a message belongs to, for its per-device-events setting (SEMANTICS E2).
+    private let projects: @Sendable (String) -> Project?
+
+    init(
+        store: any RegistrationStore & TopicStore & QueueStore & StatsStore, metrics: HeraldMetrics,
+        projects: @escaping @Sendable (String) -> Project?
+    ) {
         self.store = store
         self.metrics = metrics
+        self.projects = projects
     }
 
     /// Counts an impression or an open against the message's project, app and label, once
@@ -42,7 +49,8 @@ final class ReceiptRecorder: Sendable {
             metrics.increment("herald_receipts_refused_total", [("reason", "not-addressed")])
             return
         }
-        // A receipt of a topic or condition message is counted for the message (SEMANTICS E2).
+        // A receipt of a topic or condition message is counted for the message, unless the
+        // project keeps each app instance's events (SEMANTICS E2).
         let stat = DeliveryStat(
             DeliveryStatKey(
                 projectID: message.projectID, at: message.createdAt, appID: registration.appID,
@@ -50,7 +58,8 @@ final class ReceiptRecorder: Sendable {
             counter,
             fact: DeliveryFact(
                 messageID: message.id, token: registration.token,
-                eachKept: message.targetKind == .token || message.targetKind == .fid))
+                eachKept: message.targetKind == .token || message.targetKind == .fid
+                    || projects(message.projectID)?.settings.perDeviceEvents == true))
         _ = try? await store.recordReceipt(stat, messageID: message.id, androidID: androidID)
     }
 

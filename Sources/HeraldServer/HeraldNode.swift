@@ -119,7 +119,8 @@ public struct HeraldNode: Sendable {
             collapsibleThrottle: { message, now in
                 guard let project = directory.project(named: message.projectID) else { return nil }
                 return quotas.takeCollapsible(token: message.token, settings: project.settings, now: now)
-            }, cluster: cluster, upstream: upstream, admission: admission, logger: logger)
+            }, cluster: cluster, upstream: upstream, admission: admission,
+            projects: { directory.project(named: $0) }, logger: logger)
         var environment = HTTPEnvironment(
             store: store, directory: directory, tokens: AccessTokens(rotation: secret),
             dispatcher: dispatcher,

@@ -3,6 +3,7 @@ import HeraldClient
 import HeraldCore
 import HeraldProtocol
 import HeraldServer
+import HeraldStorage
 import HeraldTestSupport
 import Testing
 
@@ -216,6 +217,35 @@ import Testing
                     ).first
                     return row?[.opened] == 1 && row?[.impressions] == 1
                 }
+            }
+        }
+    }
+
+    @Test func E2_aTopicMessagesReceiptsAreEventsOfTheirOwnWhenTheProjectKeepsEach() async throws {
+        try await GatewayHarness.with(settings: { $0.perDeviceEvents = true }) { harness in
+            let tray = NotificationTray()
+            let client = HeraldClient(configuration: harness.clientConfiguration(), presenter: tray)
+            let token = try await client.register()
+            _ = try await harness.node.store.subscribe(
+                TopicSubscription(
+                    projectID: harness.project.id, token: token, topic: "deals",
+                    createdAt: harness.node.clock.now().adding(seconds: -1)),
+                limit: 2000)
+            await client.setAppState(.background)
+            try await run(client) {
+                try await GatewayHarness.eventually { await client.isConnected }
+                let id = try await harness.send(#"{"topic":"deals","notification":{"title":"Sale"}}"#)
+                try await GatewayHarness.eventually { await tray.notifications.count == 1 }
+                #expect(await client.open(messageID: id))
+                try await GatewayHarness.eventually {
+                    let types = try await harness.node.store.events(
+                        projectID: harness.project.id, after: 0, limit: 10, filter: EventFilter(messageID: id)
+                    ).map(\.type)
+                    return Set(types) == [.accepted, .delivered, .impression, .opened]
+                }
+                let events = try await harness.node.store.events(
+                    projectID: harness.project.id, after: 0, limit: 10, filter: EventFilter(types: [.opened]))
+                #expect(events.map(\.token) == [Registration.redacted(token)])
             }
         }
     }
