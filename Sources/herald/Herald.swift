@@ -1,11 +1,13 @@
 import ArgumentParser
 import Foundation
+import HeraldCore
 
 @main
 struct Herald: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "herald",
         abstract: "A self-hosted cloud messaging service that speaks FCM's protocols.",
+        version: SemanticVersion.herald.description,
         subcommands: [
             Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, StatsCommand.self, TokenCommand.self,
             BenchCommand.self, DropInCommand.self, ConsoleCommand.self, EventsCommand.self,

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldAPNs
+import HeraldCore
 import HeraldDelivery
 import HeraldGateway
 import HeraldHTTP
@@ -278,7 +279,8 @@ struct Serve: AsyncParsableCommand {
             }
             try await node.run { httpPort, gatewayPorts in
                 logger.info(
-                    "Herald HTTP API listening on http://\(host):\(httpPort), device gateway on \(gatewayPorts)")
+                    "Herald \(SemanticVersion.herald) HTTP API listening on http://\(host):\(httpPort), device gateway on \(gatewayPorts)"
+                )
                 // Key files must name this URL as their token_uri base (herald project create --public-url).
                 logger.info("clients reach Herald at \(publicURL ?? "http://\(host):\(httpPort)")")
             }

@@ -412,6 +412,7 @@ extension PostgresStore {
                 "CREATE INDEX webhooks_ready ON webhooks(ready_at) WHERE ready_at IS NOT NULL",
             ]
         ),
+        ("v18-release-marks", ["CREATE TABLE release_marks (name TEXT PRIMARY KEY, value TEXT NOT NULL)"]),
     ]
 
     func migrate() async throws {
@@ -424,6 +425,7 @@ extension PostgresStore {
                 try await self.rows("SELECT name FROM herald_migrations", on: connection).map {
                     try $0.decode(String.self)
                 })
+            try await self.release(on: connection).check()
             for migration in Self.migrations where !applied.contains(migration.name) {
                 for statement in migration.sql {
                     try await connection.query(PostgresQuery(unsafeSQL: statement), logger: self.logger)
@@ -433,6 +435,25 @@ extension PostgresStore {
                     logger: self.logger)
                 self.logger.info("database migrated", metadata: ["migration": "\(migration.name)"])
             }
+            for (name, value) in try await self.release(on: connection).opened().rows {
+                try await connection.query(
+                    """
+                    INSERT INTO release_marks (name, value) VALUES (\(name), \(value))
+                    ON CONFLICT (name) DO UPDATE SET value = EXCLUDED.value
+                    """, logger: self.logger)
+            }
         }
+    }
+
+    /// The database's release marks (none before the `v18-release-marks` migration).
+    func release(on connection: PostgresConnection) async throws -> StoreRelease {
+        let exists = try await rows("SELECT to_regclass('release_marks') IS NOT NULL", on: connection)
+        guard try exists.first?.decode(Bool.self) == true else {
+            return StoreRelease(oldestReader: nil, newestWriter: nil)
+        }
+        return StoreRelease(
+            rows: try await rows("SELECT name, value FROM release_marks", on: connection).map {
+                try $0.decode((String, String).self)
+            })
     }
 }

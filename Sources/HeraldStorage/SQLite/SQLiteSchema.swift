@@ -509,6 +509,9 @@ extension SQLiteStore {
                     CREATE INDEX webhooks_ready ON webhooks(ready_at) WHERE ready_at IS NOT NULL;
                     """)
         }
+        migrator.registerMigration("v24-release-marks") { db in
+            try db.execute(sql: "CREATE TABLE release_marks (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        }
         return migrator
     }
 }

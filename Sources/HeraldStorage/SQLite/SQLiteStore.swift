@@ -43,7 +43,9 @@ public final class SQLiteStore: HeraldStore {
         }
         pool = try DatabasePool(path: path, configuration: configuration)
         commits = GroupCommit(pool: pool)
+        try pool.write { db in try Self.release(db).check() }
         try Self.migrator.migrate(pool)
+        try pool.write { db in try Self.mark(Self.release(db).opened(), db) }
         var checkpointing = Configuration()
         checkpointing.busyMode = .timeout(10)
         checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
