@@ -145,6 +145,10 @@ public struct HeraldNode: Sendable {
         _ configuration: ServerConfiguration, logger: Logger, _ body: (NodeStore) async throws -> Result
     ) async throws -> Result {
         guard let url = configuration.storeURL else {
+            // One server per data directory; a restore waits for it to stop.
+            try PrivateDirectory.prepare(configuration.dataDirectory)
+            let lock = try DataDirectoryLock(dataDirectory: configuration.dataDirectory)
+            defer { withExtendedLifetime(lock) {} }
             let store = try SQLiteStore(dataDirectory: configuration.dataDirectory, nodeID: configuration.nodeID)
             return try await body(
                 NodeStore(

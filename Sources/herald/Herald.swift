@@ -11,6 +11,7 @@ struct Herald: AsyncParsableCommand {
         subcommands: [
             Serve.self, ProjectCommand.self, DeviceCommand.self, SendCommand.self, StatsCommand.self, TokenCommand.self,
             BenchCommand.self, DropInCommand.self, ConsoleCommand.self, EventsCommand.self,
+            BackupCommand.self, RestoreCommand.self,
         ])
 
     /// Runs the command with a umask that keeps every file Herald makes (the store, its
