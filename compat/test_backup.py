@@ -63,6 +63,8 @@ def test_a_backup_taken_while_sending_restores_everything_accepted_before_it():
         before = [(token, name) for token, name, when in accepted if when < began]
         after = {name for _, name, when in accepted if when > ended}
         assert len(before) >= 20 and len(after) >= 10, (len(before), len(after))
+        print(f"accepted before the backup {len(before)}, during it {len(accepted) - len(before) - len(after)}, "
+              f"after it {len(after)}; backup took {ended - began:.2f} s")
 
         refused = subprocess.run([HERALD, "restore", "--from", backup, "--data-dir", server.data_dir],
                                  capture_output=True, text=True, timeout=60)

@@ -178,8 +178,11 @@ public final class DeviceGateway: Sendable {
         }
     }
 
-    func checkLogin(androidID: UInt64, securityToken: UInt64) async -> Bool {
-        guard androidID != 0, let device = try? await store.device(androidID: androidID) else { return false }
+    /// Whether the credentials are a device's. A store that cannot answer throws: the
+    /// connection then closes without a refusal, which a device would take for a verdict
+    /// on its credentials, and the device connects again later.
+    func checkLogin(androidID: UInt64, securityToken: UInt64) async throws -> Bool {
+        guard androidID != 0, let device = try await store.device(androidID: androidID) else { return false }
         return device.securityToken == securityToken
     }
 }

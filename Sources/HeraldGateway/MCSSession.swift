@@ -74,6 +74,11 @@ public struct MCSSession: Sendable {
     private var pushed: Set<Int64> = []
     private var isLoading = false
     private var wantsReload = false
+    /// When to read the queue again after a read the store could not answer (it was
+    /// unreachable): the connection stays, and the read is tried each second.
+    private var loadRetryAt: Timestamp?
+    /// How long a session waits before reading its queue again after the store failed.
+    public static let loadRetryMilliseconds: Int64 = 1000
     /// Whether the queue may hold messages not yet read: true after a wake-up or a full
     /// page, false after a read that came back short. Acknowledgements read again only
     /// when it is true.
@@ -199,6 +204,17 @@ public struct MCSSession: Sendable {
         return actions
     }
 
+    /// The store could not read the device's queue (it is failing over): the connection
+    /// stays open and the read is tried again at `loadRetryAt`.
+    public mutating func loadFailed(now: Timestamp) -> [Action] {
+        guard case .established = phase else { return [] }
+        isLoading = false
+        wantsReload = false
+        mayHaveMore = true
+        loadRetryAt = now.adding(milliseconds: Self.loadRetryMilliseconds)
+        return []
+    }
+
     /// The device's queue may hold new messages.
     public mutating func wake() -> [Action] {
         guard case .established = phase else { return [] }
@@ -292,6 +308,7 @@ public struct MCSSession: Sendable {
                 lastInbound.adding(milliseconds: deadAfter + 1), lastOutbound.adding(seconds: Int64(heartbeatSeconds)))
             // A held message waits for a queue read under way; its answer is an event of its own.
             if let heldUntil, !isLoading { due = min(due, heldUntil) }
+            if let loadRetryAt { due = min(due, loadRetryAt) }
             return due
         case .closed:
             return nil
@@ -315,6 +332,10 @@ public struct MCSSession: Sendable {
                 return [.close(reason: "no heartbeat")]
             }
             var actions: [Action] = []
+            if let loadRetryAt, now >= loadRetryAt {
+                self.loadRetryAt = nil
+                actions += wake()
+            }
             if let heldUntil, now >= heldUntil, !isLoading {
                 // A held collapsible message may go: read the queue again from its start.
                 self.heldUntil = nil

@@ -206,7 +206,7 @@ extension DeviceGateway {
                 let registration = mailbox()
                 let inbox = inbox
                 wait {
-                    let accepted = await gateway.checkLogin(androidID: androidID, securityToken: securityToken)
+                    let accepted = try await gateway.checkLogin(androidID: androidID, securityToken: securityToken)
                     gateway.logger.info(
                         accepted ? "device logged in" : "device login refused",
                         metadata: ["device": "\(androidID)"])
@@ -224,13 +224,18 @@ extension DeviceGateway {
                 guard let androidID = session.androidID else { return }
                 wait {
                     let now = gateway.clock.now()
-                    let pending =
-                        highPriorityOnly
-                        ? try await gateway.store.pendingHighPriorityMessages(
-                            androidID: androidID, after: after, limit: limit, now: now)
-                        : try await gateway.store.pendingMessages(
-                            androidID: androidID, after: after, limit: limit, now: now)
-                    return .loaded(pending, requested: limit)
+                    do {
+                        let pending =
+                            highPriorityOnly
+                            ? try await gateway.store.pendingHighPriorityMessages(
+                                androidID: androidID, after: after, limit: limit, now: now)
+                            : try await gateway.store.pendingMessages(
+                                androidID: androidID, after: after, limit: limit, now: now)
+                        return .loaded(pending, requested: limit)
+                    } catch StoreError.unavailable {
+                        // The shared store is failing over: the device stays connected.
+                        return .loadFailed
+                    }
                 }
             case .recordReceipt(let counter, let messageID):
                 if let androidID = session.androidID {
@@ -274,6 +279,7 @@ extension DeviceGateway {
         private enum Outcome: Sendable {
             case authenticated(Bool)
             case loaded([QueuedMessage], requested: Int)
+            case loadFailed
             case upstreamHandled(UpstreamRequest, error: UpstreamError?)
             case done
         }
@@ -307,6 +313,8 @@ extension DeviceGateway {
                 actions.append(contentsOf: session.authenticated(accepted, now: now))
             case .success(.loaded(let pending, let limit)):
                 actions.append(contentsOf: session.loaded(pending, requested: limit, now: now))
+            case .success(.loadFailed):
+                actions.append(contentsOf: session.loadFailed(now: now))
             case .success(.upstreamHandled(let request, let error)):
                 actions.append(contentsOf: session.upstreamHandled(request, error: error, now: now))
             case .success(.done):

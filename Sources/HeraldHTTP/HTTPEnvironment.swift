@@ -29,6 +29,8 @@ public struct HTTPEnvironment: Sendable {
     public var fanouts: FanoutEngine?
     /// The errors each project was answered with, until they are flushed to the store.
     public let errors = ErrorLog()
+    /// What the health check answers (draining once the node began to stop).
+    public let health = NodeHealth()
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,

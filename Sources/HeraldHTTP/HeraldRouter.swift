@@ -1,5 +1,6 @@
 public import HeraldCore
 import HeraldDelivery
+import HeraldStorage
 import HeraldTelemetry
 public import Hummingbird
 import Logging
@@ -24,8 +25,10 @@ public enum HeraldRouter {
         let store = environment.store
         let authenticator = environment.authenticator
         let clock = environment.clock
-        OperationsRoutes(renderMetrics: environment.renderMetrics, access: environment.metricsAccess)
-            .register(on: router)
+        OperationsRoutes(
+            renderMetrics: environment.renderMetrics, access: environment.metricsAccess, health: environment.health
+        )
+        .register(on: router)
         TokenRoutes(
             store: store, authenticator: authenticator, tokens: environment.tokens, clock: clock,
             metrics: environment.metrics
@@ -71,11 +74,13 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch let error as HeraldError {
-            metrics.countError(error)
-            if let name = context.parameters.get("project"), let project = directory.project(named: String(name)) {
-                errors.count(error, projectID: project.id, at: clock.now())
-            }
-            response = try error.response(from: request, context: context)
+            response = try answer(error, request: request, context: context)
+        } catch StoreError.unavailable(let reason) {
+            // The shared store is failing over: the SDKs retry a 503 after Retry-After.
+            logger.warning("store unavailable", metadata: ["route": "\(route)", "error": "\(reason)"])
+            response = try answer(
+                HeraldError.unavailable(retryAfterSeconds: 2, "The message store is unavailable; retry later."),
+                request: request, context: context)
         } catch let error as any HTTPResponseError {
             response = try error.response(from: request, context: context)
         } catch {
@@ -85,6 +90,15 @@ struct RequestMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         metrics.countAnswer(route: route, status: response.status)
         return response
+    }
+
+    /// An error in FCM's shape, counted for the metrics and for the project it names.
+    private func answer(_ error: HeraldError, request: Request, context: Context) throws -> Response {
+        metrics.countError(error)
+        if let name = context.parameters.get("project"), let project = directory.project(named: String(name)) {
+            errors.count(error, projectID: project.id, at: clock.now())
+        }
+        return try error.response(from: request, context: context)
     }
 }
 

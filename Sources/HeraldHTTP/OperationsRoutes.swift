@@ -7,10 +7,14 @@ struct OperationsRoutes {
     let renderMetrics: @Sendable () -> String
     /// Who may read it.
     let access: MetricsAccess
+    let health: NodeHealth
 
     func register(on router: Router<HeraldRequestContext>) {
+        let health = health
         router.get("/healthz") { _, _ in
-            Response.json(.stringObject([("status", "ok")]))
+            health.isDraining
+                ? Response.json(.stringObject([("status", "draining")]), status: .serviceUnavailable)
+                : Response.json(.stringObject([("status", "ok")]))
         }
         let render = renderMetrics
         let access = access

@@ -217,7 +217,7 @@ public struct HeraldNode: Sendable {
     {
         let ready = ReadyLatch(onRunning)
         // A graceful shutdown stops the services in the reverse of this order, each after the
-        // one before has finished: HTTP stops accepting and finishes its in-flight sends, XMPP
+        // one before has finished: the health check fails for `drainSeconds`, HTTP stops accepting and finishes its in-flight sends, XMPP
         // connections drain (told CONNECTION_DRAINING, answered, closed), the fanout engine ends its page, the gateway writes the last acknowledgements and tells
         // devices to reconnect, then the background work stops and this node leaves the
         // cluster. The store closes after the group (`withStore`).
@@ -255,6 +255,8 @@ public struct HeraldNode: Sendable {
         if let dropIn = configuration.dropIn {
             services.append(LaneService(try makeDropInApplication(dropIn), lane: environment.admission.lanes.first))
         }
+        // Stopped first: the health check fails while everything still serves.
+        services.append(DrainService(health: environment.health, seconds: configuration.drainSeconds, logger: logger))
         let group = ServiceGroup(
             configuration: .init(
                 services: services,

@@ -103,6 +103,9 @@ public struct ServerConfiguration: Sendable {
     public var httpHeadTimeoutSeconds: Double = 60
     /// Seconds an HTTP client has to send a request's body once its head is in. Default 60.
     public var httpBodyTimeoutSeconds: Double = 60
+    /// How long a stopping node's health check fails before it stops accepting requests
+    /// and devices (`DrainService`): behind a balancer, longer than its check interval.
+    public var drainSeconds: Double = 0
     /// How long a message to one device connected here waits for the device's
     /// acknowledgement before its queue row is written (nil: written at once). A message
     /// acknowledged meanwhile gets no row, so the row is not written only to be deleted;

@@ -28,6 +28,9 @@ public enum StoreError: Error, Sendable, Equatable {
     case notFound(String)
     /// A per-row limit would be exceeded.
     case limit(String)
+    /// The store cannot be reached (a shared store's database is down, or failing over);
+    /// the caller may try again shortly.
+    case unavailable(String)
 }
 
 /// An accepted message as the store keeps it.

@@ -27,7 +27,7 @@ public struct BenchTarget: Sendable {
 }
 
 /// A registered app instance a benchmark can connect as.
-public struct BenchInstance: Sendable {
+public struct BenchInstance: Sendable, Codable {
     public var androidID: UInt64
     public var securityToken: UInt64
     public var token: String

@@ -11,7 +11,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure Herald: one given by --url, or a herald serve the benchmark starts and removes.",
         subcommands: [
             Send.self, Connect.self, EndToEnd.self, Fanout.self, Drain.self, Quota.self, Pace.self, Upstream.self,
-            WebPush.self, Transports.self,
+            WebPush.self, Transports.self, Fleet.self,
         ])
 
     /// Gateway options shared by the device benchmarks.

@@ -116,6 +116,13 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("database-connections"), help: "Connections to PostgreSQL from this node.")
     var databaseConnections = 20
 
+    @Option(
+        name: .customLong("drain-seconds"),
+        help:
+            "On SIGTERM, how long /healthz answers 503 (draining) before the node stops accepting: behind a balancer, longer than its health-check interval."
+    )
+    var drainSeconds = 0.0
+
     @Option(name: .customLong("heartbeat-seconds"), help: "Seconds between gateway heartbeats on idle connections.")
     var heartbeatSeconds = 240
 
@@ -189,6 +196,9 @@ struct Serve: AsyncParsableCommand {
         for file in outboundCAs where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--outbound-ca \(file) cannot be read.")
         }
+        guard (0...300).contains(drainSeconds) else {
+            throw ValidationError("--drain-seconds must be between 0 and 300.")
+        }
         guard (5...1500).contains(heartbeatSeconds) else {
             throw ValidationError("--heartbeat-seconds must be between 5 and 1500 (well inside 30 minutes).")
         }
@@ -232,6 +242,7 @@ struct Serve: AsyncParsableCommand {
         }
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
+        configuration.drainSeconds = drainSeconds
         configuration.acknowledgementWait = Dispatcher.acknowledgementWait(
             limit: .microseconds(Int64(acknowledgementWaitMilliseconds * 1000)))
         let openFiles = OpenFiles.raiseLimit(logger: logger)
@@ -283,6 +294,13 @@ struct Serve: AsyncParsableCommand {
                 )
                 // Key files must name this URL as their token_uri base (herald project create --public-url).
                 logger.info("clients reach Herald at \(publicURL ?? "http://\(host):\(httpPort)")")
+            }
+            // Every service stopped and wrote what it held: closing the store's connections is
+            // all that is left, and a connection a failed-over database never answers again
+            // must not keep the process.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 10) {
+                logger.warning("the store's connections did not close within 10 s of stopping; exiting")
+                Foundation.exit(0)
             }
         }
     }

@@ -38,6 +38,29 @@ extension MCSSessionTests {
         #expect(session.nextTick == nil)
     }
 
+    @Test func aQueueReadTheStoreCouldNotAnswerIsTriedAgainEachSecondAndTheConnectionStays() throws {
+        var session = MCSSession(configuration: configuration(), now: start)
+        let login = loggedIn(&session)
+        guard case .loadPending(let after, let limit, _) = try #require(login.last) else {
+            Issue.record("no queue read after the login")
+            return
+        }
+        // The store is failing over: nothing happens until the retry is due.
+        #expect(session.loadFailed(now: start).isEmpty)
+        let retry = start.adding(milliseconds: MCSSession.loadRetryMilliseconds)
+        #expect(session.nextTick == retry)
+        var early = session
+        #expect(early.tick(now: retry.adding(milliseconds: -1)).isEmpty)
+        #expect(session.tick(now: retry) == [.loadPending(after: after, limit: limit, highPriorityOnly: false)])
+        #expect(session.loadFailed(now: retry).isEmpty)
+        let next = retry.adding(milliseconds: MCSSession.loadRetryMilliseconds)
+        #expect(session.tick(now: next) == [.loadPending(after: after, limit: limit, highPriorityOnly: false)])
+        let actions = session.loaded([message(1)], requested: limit, now: next)
+        #expect(sentFrames(actions).count == 1)
+        // Read at last: no retry is due any more.
+        #expect(try #require(session.nextTick) > next.adding(milliseconds: MCSSession.loadRetryMilliseconds))
+    }
+
     @Test func N2_anIdleSessionIsDueAtItsHeartbeatAndAfterADevicesPing() throws {
         var session = MCSSession(configuration: configuration(), now: start)
         _ = loggedIn(&session)

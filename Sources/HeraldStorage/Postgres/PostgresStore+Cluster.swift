@@ -100,13 +100,20 @@ extension PostgresStore {
         }
     }
 
+    /// Listens on the primary until the connection is lost (a failover among them); the
+    /// caller listens again, on the primary then known.
     public func listenForSignals(_ receive: @escaping @Sendable ([UInt64]) async -> Void) async throws {
-        try await client.withConnection { connection in
-            try await connection.listen(on: Self.channel(of: self.nodeID)) { notifications in
-                for try await notification in notifications {
-                    await receive(notification.payload.split(separator: ",").compactMap { UInt64($0, radix: 36) })
+        let (client, index) = try primaryClient()
+        do {
+            try await withLeasedConnection(client) { connection in
+                try await connection.listen(on: Self.channel(of: self.nodeID)) { notifications in
+                    for try await notification in notifications {
+                        await receive(notification.payload.split(separator: ",").compactMap { UInt64($0, radix: 36) })
+                    }
                 }
             }
+        } catch {
+            throw failure(error, on: index)
         }
     }
 

@@ -3,6 +3,7 @@ import HeraldCore
 public import Logging
 import NIOSSL
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// The shared store: one PostgreSQL database that several `herald serve` nodes use at once.
 ///
@@ -17,42 +18,10 @@ public final class PostgresStore: HeraldStore, Cluster {
     public let nodeAddress: String
     /// Where the database is.
     public let location: Location
-    let client: PostgresClient
+    /// A pool for each of the location's hosts; statements use the primary's.
+    let clients: [PostgresClient]
+    let primary: PostgresPrimary
     let logger: Logger
-
-    /// Where the database is, from a `postgres://user:password@host:port/database` URL.
-    public struct Location: Sendable, Equatable {
-        public var host: String
-        public var port: Int
-        public var user: String
-        public var password: String?
-        public var database: String
-        /// `sslmode=require` in the URL: connect with TLS and check the server's certificate.
-        public var requireTLS: Bool
-
-        /// Parses a `postgres://` or `postgresql://` URL; the password may instead come from
-        /// `PGPASSWORD`. Nil when it is not such a URL.
-        public init?(url: String) {
-            self.init(url: url, environment: ProcessInfo.processInfo.environment)
-        }
-
-        init?(url: String, environment: [String: String]) {
-            guard let components = URLComponents(string: url),
-                components.scheme == "postgres" || components.scheme == "postgresql",
-                let host = components.host, !host.isEmpty
-            else { return nil }
-            self.host = host
-            port = components.port ?? 5432
-            user = components.user ?? environment["PGUSER"] ?? "postgres"
-            password = components.password ?? environment["PGPASSWORD"]
-            let path = components.path.hasPrefix("/") ? String(components.path.dropFirst()) : components.path
-            database = path.isEmpty ? user : path
-            requireTLS = components.queryItems?.contains { $0.name == "sslmode" && $0.value == "require" } ?? false
-        }
-
-        /// The URL without its password, for logs.
-        public var redacted: String { "postgres://\(user)@\(host):\(port)/\(database)" }
-    }
 
     /// Why the store could not open or a statement failed, in the database's words.
     public struct Failure: Error, CustomStringConvertible {
@@ -72,21 +41,54 @@ public final class PostgresStore: HeraldStore, Cluster {
     ) {
         let tls: PostgresClient.Configuration.TLS =
             location.requireTLS ? .require(.makeClientConfiguration()) : .disable
-        var configuration = PostgresClient.Configuration(
-            host: location.host, port: location.port, username: location.user, password: location.password,
-            database: location.database, tls: tls)
-        configuration.options.maximumConnections = connections
-        configuration.options.minimumConnections = minimumConnections
-        client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        clients = location.hosts.map { host in
+            var configuration = PostgresClient.Configuration(
+                host: host.name, port: host.port, username: location.user, password: location.password,
+                database: location.database, tls: tls)
+            configuration.options.maximumConnections = connections
+            configuration.options.minimumConnections = minimumConnections
+            // A host that went away is known within seconds, not at the default's ten.
+            configuration.options.connectTimeout = .seconds(3)
+            // A host that is down is tried again and again: its failures are not news.
+            var background = logger
+            background.logLevel = max(logger.logLevel, .warning)
+            return PostgresClient(configuration: configuration, backgroundLogger: background)
+        }
+        primary = PostgresPrimary(hosts: location.hosts)
         self.location = location
         self.nodeID = nodeID
         self.nodeAddress = nodeAddress
         self.logger = logger
     }
 
-    /// Runs the connection pool until the calling task is cancelled; statements wait for it.
+    /// Runs the connection pools, and watches which host is the primary, until the calling
+    /// task is cancelled; statements wait for it.
     public func run() async {
-        await client.run()
+        await withDiscardingTaskGroup { group in
+            for client in clients { group.addTask { await client.run() } }
+            group.addTask { await self.primary.watch(logger: self.logger, probe: self.isWritable) }
+        }
+    }
+
+    /// Whether the host at `index` takes writes, as libpq's `target_session_attrs=read-write`
+    /// asks: a standby, or a primary pg_auto_failover holds read-only, does not. Nil when it
+    /// cannot be asked.
+    @Sendable func isWritable(_ index: Int) async -> Bool? {
+        let answer = try? await clients[index].withConnection { connection in
+            try await connection.query(
+                "SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'",
+                logger: self.logger
+            ).collect().first?.decode(Bool.self)
+        }
+        return answer ?? nil
+    }
+
+    /// The primary's pool and its index, or `StoreError.unavailable` while none is known.
+    func primaryClient() throws -> (client: PostgresClient, index: Int) {
+        guard let index = primary.index else {
+            throw StoreError.unavailable("no writable PostgreSQL primary among \(location.redacted)")
+        }
+        return (clients[index], index)
     }
 
     /// Waits until the database answers, migrating the schema first (one node at a time)
@@ -96,7 +98,14 @@ public final class PostgresStore: HeraldStore, Cluster {
         let location = location
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {
-                if migrating { try await self.migrate() } else { _ = try await self.rows("SELECT 1") }
+                while true {
+                    do {
+                        if migrating { try await self.migrate() } else { _ = try await self.rows("SELECT 1") }
+                        return
+                    } catch StoreError.unavailable {
+                        try await Task.sleep(for: .milliseconds(200))
+                    }
+                }
             }
             group.addTask {
                 try await Task.sleep(for: timeout)
@@ -139,10 +148,11 @@ public final class PostgresStore: HeraldStore, Cluster {
     /// serialisation failure; turns constraint failures into `StoreError`s.
     func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
         var attempt = 0
+        let (client, index) = try primaryClient()
         while true {
             attempt += 1
             do {
-                return try await client.withConnection { connection in
+                return try await withLeasedConnection(client) { connection in
                     try await connection.query("BEGIN", logger: self.logger)
                     do {
                         let result = try await body(connection)
@@ -156,7 +166,11 @@ public final class PostgresStore: HeraldStore, Cluster {
             } catch let error as PSQLError {
                 let state = error.serverInfo?[.sqlState]
                 if (state == "40P01" || state == "40001") && attempt < 5 { continue }
-                throw Self.storeError(error)
+                throw failure(error, on: index)
+            } catch let error as ConnectionPoolError {
+                throw failure(error, on: index)
+            } catch let error as LeaseTimedOut {
+                throw failure(error, on: index)
             }
         }
     }
@@ -171,10 +185,18 @@ public final class PostgresStore: HeraldStore, Cluster {
     }
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        let (client, index) = try primaryClient()
         do {
-            return try await client.query(query, logger: logger).collect()
+            let logger = logger
+            return try await withLeasedConnection(client) { connection in
+                try await connection.query(query, logger: logger).collect()
+            }
         } catch let error as PSQLError {
-            throw Self.storeError(error)
+            throw failure(error, on: index)
+        } catch let error as ConnectionPoolError {
+            throw failure(error, on: index)
+        } catch let error as LeaseTimedOut {
+            throw failure(error, on: index)
         }
     }
 
@@ -195,9 +217,32 @@ public final class PostgresStore: HeraldStore, Cluster {
         switch error.serverInfo?[.sqlState] {
         case "23505": return StoreError.conflict(message)
         case "23503": return StoreError.notFound(message)
+        // Read-only (a standby), shutting down, starting, or a lost connection.
+        case let state? where state == "25006" || state.hasPrefix("57P") || state.hasPrefix("08"):
+            return StoreError.unavailable("PostgreSQL error \(state): \(message)")
         case let state?: return Failure(description: "PostgreSQL error \(state): \(message)")
-        default: return error
+        default:
+            switch error.code {
+            case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed:
+                return StoreError.unavailable("PostgreSQL connection lost (\(error.code))")
+            default: return error
+            }
         }
+    }
+
+    /// `error` as callers see it; one that a lost or demoted primary causes makes the host
+    /// at `index` suspect, so that the next statement waits for the primary to be found.
+    func failure(_ error: any Error, on index: Int) -> any Error {
+        let failure: any Error
+        if let error = error as? PSQLError {
+            failure = Self.storeError(error)
+        } else if error is ConnectionPoolError || error is LeaseTimedOut {
+            failure = StoreError.unavailable("PostgreSQL at \(location.hosts[index]) cannot be reached")
+        } else {
+            failure = error
+        }
+        if case StoreError.unavailable = failure { primary.suspect(index) }
+        return failure
     }
 }
 

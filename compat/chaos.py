@@ -1,0 +1,367 @@
+"""Production failures under load (RELIABILITY.md, "Failover, node loss and rolling
+restarts"): three `herald serve` nodes behind HAProxy (HTTP and the device gateway both
+balanced) on a pg_auto_failover cluster (scripts/with-failover-postgres), a fleet of
+devices connected through the balancer (`herald bench fleet`), and firebase-admin sending
+at a steady rate, while:
+
+1. the PostgreSQL primary is killed with SIGKILL (its keeper too: the machine is gone);
+2. one Herald node is killed with SIGKILL, and started again;
+3. each node in turn is stopped with SIGTERM and started again (a rolling restart).
+
+At the end every message whose send firebase-admin answered with a name must have
+reached its device. Used by compat/test_chaos.py (a short run) and scripts/chaos-test."""
+import json
+import warnings
+import os
+import random
+import shutil
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import types
+import urllib.request
+
+from firebase_admin import exceptions, messaging
+
+import herald_sdk
+from conftest import HERALD, ROOT, free_port, wait_until_healthy
+
+PROJECT = "chaos-test"
+# firebase-admin 7 prefers Message.fid; Herald answers both.
+warnings.filterwarnings("ignore", category=DeprecationWarning)
+# The pg_auto_failover cluster's URL; without one, a new database on the test server
+# (then the primary cannot be killed: --no-failover).
+STORE = os.environ.get("HERALD_FAILOVER_STORE")
+CLUSTER_DIR = os.environ.get("HERALD_FAILOVER_DIR")
+
+
+class Node:
+    def __init__(self, directory, name, public_url):
+        self.name = name
+        self.directory = directory
+        self.port = free_port()
+        self.gateway_port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.public_url = public_url
+        self.process = None
+
+    def start(self):
+        log = open(os.path.join(self.directory, f"{self.name}.log"), "ab")
+        self.process = subprocess.Popen(
+            [HERALD, "serve", "--store", STORE, "--node-id", self.name, "--data-dir",
+             os.path.join(self.directory, "data"), "--http-port", str(self.port), "--gateway-port",
+             str(self.gateway_port), "--public-url", self.public_url, "--drain-seconds", "1.5",
+             "--checkins-per-minute", "100000", "--registrations-per-minute", "100000",
+             "--unauthenticated-connections-per-address", "5000",
+             "--log-level", os.environ.get("HERALD_CHAOS_LOG_LEVEL", "info")],
+            stdout=log, stderr=subprocess.STDOUT)
+        wait_until_healthy(self.url, seconds=60)
+
+    def kill(self):
+        self.process.send_signal(signal.SIGKILL)
+        self.process.wait(timeout=10)
+
+    def terminate(self):
+        """SIGTERM, and the time the node took to stop."""
+        started = time.time()
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=40)
+        except subprocess.TimeoutExpired:
+            if CLUSTER_DIR:
+                name, _ = primary_node()
+                port = open(os.path.join(CLUSTER_DIR, name, "port")).read().strip()
+                activity = subprocess.run(
+                    ["psql", f"postgres://postgres@127.0.0.1:{port}/herald", "-Atc",
+                     "SELECT pid, state, wait_event_type, wait_event, now() - state_change, left(query, 150) "
+                     "FROM pg_stat_activity WHERE datname = 'herald'"], capture_output=True, text=True)
+                print(f"{self.name} did not stop; on the primary {name}:\n{activity.stdout}{activity.stderr}")
+            raise
+        return time.time() - started
+
+
+class Balancer:
+    """HAProxy running deploy/haproxy.cfg, its addresses replaced by loopback ones: the
+    HTTP API round robin, the gateway by fewest connections, neither to a node whose
+    health check fails (a draining one)."""
+
+    def __init__(self, directory, nodes):
+        self.http_port = free_port()
+        self.gateway_port = free_port()
+        with open(os.path.join(ROOT, "deploy", "haproxy.cfg")) as f:
+            config = f.read()
+        config = config.replace("bind :8080", f"bind 127.0.0.1:{self.http_port}")
+        config = config.replace("bind :5228", f"bind 127.0.0.1:{self.gateway_port}")
+        for index, node in enumerate(nodes, start=1):
+            address = f"10.0.0.1{index}"
+            config = config.replace(
+                f"{address}:5228 check port 8080", f"127.0.0.1:{node.gateway_port} check port {node.port}")
+            config = config.replace(f"{address}:8080 check", f"127.0.0.1:{node.port} check")
+        assert "10.0.0." not in config and ":8080" not in config and ":5228" not in config
+        path = os.path.join(directory, "haproxy.cfg")
+        with open(path, "w") as f:
+            f.write(config)
+        self.process = subprocess.Popen(["haproxy", "-db", "-f", path], stdout=subprocess.DEVNULL,
+                                        stderr=open(os.path.join(directory, "haproxy.log"), "ab"))
+        self.url = f"http://127.0.0.1:{self.http_port}"
+
+
+class Fleet:
+    """`herald bench fleet`: its devices, and what each received (message ids in order)."""
+
+    def __init__(self, directory, balancer, project, devices):
+        identities = os.path.join(directory, "fleet.json")
+        self.process = subprocess.Popen(
+            [HERALD, "bench", "fleet", "--url", balancer.url, "--credentials", project["key_file"], "--api-key",
+             project["api_key"], "--gateway", f"127.0.0.1:{balancer.gateway_port}", "--ca",
+             os.path.join(directory, "data", "tls", "ca.pem"), "--devices", str(devices), "--instances",
+             identities],
+            stdout=subprocess.PIPE, stderr=open(os.path.join(directory, "fleet.log"), "ab"), text=True)
+        self.received = {}
+        self.reconnects = 0
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        if not self.ready.wait(timeout=180):
+            raise RuntimeError("the fleet did not connect")
+        with open(identities) as f:
+            self.tokens = [instance["token"] for instance in json.load(f)]
+
+    def _read(self):
+        for line in self.process.stdout:
+            kind, _, rest = line.rstrip("\n").partition(" ")
+            if kind == "message":
+                device, _, message = rest.partition(" ")
+                self.received.setdefault(int(device), []).append(message)
+            elif kind == "reconnected":
+                self.reconnects += 1
+            elif kind == "ready":
+                self.ready.set()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+
+class Load:
+    """firebase-admin sending to random devices at `rate` a second from several threads;
+    what was named (owed), and every send that raised after the SDK's own retries."""
+
+    def __init__(self, app, tokens, rate, threads=8):
+        self.owed = {}
+        self.errors = []  # (time, error text)
+        self.accepted_at = []  # times of named sends
+        self.stop = threading.Event()
+        self.lock = threading.Lock()
+        interval = threads / rate
+        self.threads = [threading.Thread(target=self._send, args=(app, tokens, interval), daemon=True)
+                        for _ in range(threads)]
+        for thread in self.threads:
+            thread.start()
+
+    def _send(self, app, tokens, interval):
+        next_at = time.time() + random.uniform(0, interval)
+        while not self.stop.is_set():
+            delay = next_at - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            next_at = max(next_at + interval, time.time() - 1)
+            device = random.randrange(len(tokens))
+            try:
+                name = messaging.send(messaging.Message(token=tokens[device], data={"chaos": "1"}), app=app)
+                with self.lock:
+                    self.owed.setdefault(device, []).append(name.rsplit("/", 1)[1])
+                    self.accepted_at.append(time.time())
+            except (exceptions.FirebaseError, OSError, ValueError) as error:
+                with self.lock:
+                    self.errors.append((time.time(), f"{type(error).__name__}: {error}"[:200]))
+
+    def accepted_since(self, moment):
+        with self.lock:
+            return sum(1 for at in self.accepted_at if at > moment)
+
+    def errors_between(self, start, end):
+        with self.lock:
+            return [text for at, text in self.errors if start <= at <= end]
+
+    def finish(self, seconds=150):
+        """Stops sending; answers how many sends had no answer after `seconds` (the SDK's
+        own timeout is longer)."""
+        self.stop.set()
+        deadline = time.time() + seconds
+        for thread in self.threads:
+            thread.join(timeout=max(0, deadline - time.time()))
+        return sum(1 for thread in self.threads if thread.is_alive())
+
+
+def primary_node():
+    """The pg_auto_failover data node that is the primary now: (name, its directory)."""
+    for name in ("node-1", "node-2"):
+        port = open(os.path.join(CLUSTER_DIR, name, "port")).read().strip()
+        result = subprocess.run(["psql", f"postgres://postgres@127.0.0.1:{port}/herald", "-Atqc",
+                                 "SELECT NOT pg_is_in_recovery() AND current_setting('transaction_read_only') = 'off'"],
+                                capture_output=True, text=True, timeout=5)
+        if result.stdout.strip() == "t":
+            return name, os.path.join(CLUSTER_DIR, name)
+    return None, None
+
+
+def kill_primary():
+    """Kills the primary's keeper and PostgreSQL with SIGKILL (its process group: the
+    machine is gone); answers the node's name."""
+    name, directory = primary_node()
+    assert name, "no primary to kill"
+    group = int(open(os.path.join(directory, "keeper.pid")).read())
+    with open(os.path.join(directory, "pgdata", "postmaster.pid")) as f:
+        postmaster = int(f.readline())
+    for kill in (lambda: os.killpg(group, signal.SIGKILL), lambda: os.kill(postmaster, signal.SIGKILL)):
+        try:
+            kill()
+        except ProcessLookupError:
+            pass
+    subprocess.run(["pkill", "-KILL", "-f", os.path.join(directory, "pgdata")], check=False)
+    return name
+
+
+def lose_the_primary(load, settle):
+    """Kills the PostgreSQL primary; answers how long until another was writable and until
+    sends were accepted again, and how many sends failed after the SDK's retries."""
+    started = time.time()
+    killed = kill_primary()
+    promoted = resumed = None
+    while time.time() - started < 120:
+        name, _ = primary_node()
+        if name and name != killed:
+            promoted = time.time() - started
+            break
+        time.sleep(0.2)
+    while time.time() - started < 150:
+        if load.accepted_since(started + (promoted or 0)) > 0:
+            resumed = time.time() - started
+            break
+        time.sleep(0.1)
+    time.sleep(settle)
+    return {"killed": killed, "new primary after s": promoted and round(promoted, 1),
+            "sends resumed after s": resumed and round(resumed, 1),
+            "failed sends": len(load.errors_between(started, time.time()))}
+
+
+def lose_a_node(load, nodes, settle):
+    """Kills one node with SIGKILL, and starts it again after `settle` seconds."""
+    started = time.time()
+    victim = random.choice(nodes)
+    victim.kill()
+    time.sleep(settle)
+    victim.start()
+    time.sleep(2)
+    return {"node": victim.name, "failed sends": len(load.errors_between(started, time.time()))}
+
+
+def restart_in_turn(load, nodes):
+    """Stops each node with SIGTERM and starts it again, one after another."""
+    started = time.time()
+    stops = []
+    for node in nodes:
+        stops.append(round(node.terminate(), 1))
+        node.start()
+        time.sleep(3)
+    return {"seconds to stop": stops, "failed sends": load.errors_between(started, time.time())}
+
+
+def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling=True, store=None,
+        log=lambda text: None):
+    global STORE
+    if store or STORE is None:
+        from test_cluster import new_database
+        STORE = store or new_database()
+    directory = tempfile.mkdtemp(prefix="herald-chaos-")
+    nodes, balancer, fleet, load = [], None, None, None
+    report = types.SimpleNamespace(devices=devices, rate=rate, phases={})
+    try:
+        nodes = [Node(directory, f"n{index}", "") for index in range(1, 4)]
+        balancer = Balancer(directory, nodes)
+        for node in nodes:
+            node.public_url = balancer.url
+        output = subprocess.run(
+            [HERALD, "project", "create", PROJECT, "--store", STORE, "--public-url", balancer.url, "--key-dir",
+             directory], capture_output=True, text=True, check=True, timeout=60).stdout
+        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        project = {"api_key": fields["api key"], "key_file": fields["key file"]}
+        subprocess.run([HERALD, "project", "set", PROJECT, "--store", STORE, "device-per-minute=100000",
+                        "device-per-hour=100000", "max-pending=100000", "downstream-per-minute=1000000"],
+                       capture_output=True, check=True, timeout=60)
+        for node in nodes:
+            node.start()
+        wait_until_healthy(balancer.url, seconds=30)
+        fleet = Fleet(directory, balancer, project, devices)
+        log(f"{devices} devices connected through HAProxy to {len(nodes)} nodes")
+        app = herald_sdk.initialize(balancer.url, project["key_file"], name=f"chaos-{id(directory)}")
+        load = Load(app, fleet.tokens, rate)
+        time.sleep(settle)
+
+        if failover:
+            report.phases["postgres primary killed"] = lose_the_primary(load, settle)
+            log(f"PostgreSQL primary killed: {report.phases['postgres primary killed']}")
+        if node_loss:
+            report.phases["herald node killed"] = lose_a_node(load, nodes, settle)
+            log(f"Herald node killed: {report.phases['herald node killed']}")
+        if rolling:
+            report.phases["rolling restart"] = restart_in_turn(load, nodes)
+            log(f"rolling restart: {report.phases['rolling restart']}")
+        time.sleep(2)
+        report.unanswered_sends = load.finish()
+
+        owed = load.owed
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            if all(set(ids) <= set(fleet.received.get(d, [])) for d, ids in owed.items()):
+                break
+            time.sleep(0.5)
+        time.sleep(2)
+        report.accepted = sum(len(ids) for ids in owed.values())
+        report.failed_sends = len(load.errors)
+        report.delivered = sum(len(set(ids) & set(fleet.received.get(d, []))) for d, ids in owed.items())
+        report.missing = sum(len(set(ids) - set(fleet.received.get(d, []))) for d, ids in owed.items())
+        report.duplicates = sum(len(ids) - len(set(ids)) for ids in fleet.received.values())
+        owed_ids = {i for ids in owed.values() for i in ids}
+        report.unowed = sum(1 for ids in fleet.received.values() for i in set(ids) if i not in owed_ids)
+        report.reconnects = fleet.reconnects
+        report.sample_errors = [text for _, text in load.errors[:5]]
+        return report
+    finally:
+        if load:
+            load.finish(seconds=0)
+        if fleet:
+            fleet.stop()
+        for node in nodes:
+            if node.process and node.process.poll() is None:
+                node.process.kill()
+        if balancer:
+            balancer.process.kill()
+        if os.environ.get("HERALD_CHAOS_KEEP"):
+            print(f"kept {directory}")
+        else:
+            shutil.rmtree(directory, ignore_errors=True)
+
+
+def main():
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Failover, node loss and a rolling restart under load.")
+    parser.add_argument("--devices", type=int, default=1000)
+    parser.add_argument("--rate", type=int, default=300)
+    parser.add_argument("--no-failover", action="store_true", help="keep the PostgreSQL primary")
+    parser.add_argument("--no-node-loss", action="store_true", help="kill no Herald node")
+    parser.add_argument("--no-rolling", action="store_true", help="restart no node in turn")
+    arguments = parser.parse_args()
+    report = run(devices=arguments.devices, rate=arguments.rate, failover=not arguments.no_failover,
+                 node_loss=not arguments.no_node_loss, rolling=not arguments.no_rolling, log=lambda text: print(f"  {text}", flush=True))
+    print(json.dumps(vars(report), indent=1))
+    if report.missing or report.phases.get("rolling restart", {}).get("failed sends"):
+        raise SystemExit(1)
+
+
+if __name__ == "__main__":
+    main()
