@@ -49,13 +49,14 @@ public struct ClusterService: Service {
     }
 
     public func run() async throws {
-        _ = try await cluster.heartbeat(now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
+        let joinedAt = clock.now()
+        _ = try await cluster.heartbeat(now: joinedAt, deadAfterMilliseconds: timing.deadAfterMilliseconds)
         logger.info("joined the cluster", metadata: ["node": "\(cluster.nodeID)"])
         await cancelWhenGracefulShutdown {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask { await self.listen() }
                 group.addTask { await self.relay() }
-                group.addTask { await self.watchNodes() }
+                group.addTask { await self.watchNodes(since: joinedAt) }
                 group.addTask { await self.exchangeQuotas() }
                 await group.waitForAll()
             }
@@ -102,13 +103,20 @@ public struct ClusterService: Service {
         }
     }
 
-    /// Heartbeats, and takes over what dead nodes held.
-    private func watchNodes() async {
+    /// Heartbeats, and takes over what dead nodes held (`NodeWatch` says when it may).
+    private func watchNodes(since joinedAt: Timestamp) async {
+        var watch = NodeWatch(deadAfterMilliseconds: timing.deadAfterMilliseconds, beatingSince: joinedAt)
         while !Task.isCancelled {
             do {
-                for node in try await cluster.heartbeat(
-                    now: clock.now(), deadAfterMilliseconds: timing.deadAfterMilliseconds)
-                {
+                let now = clock.now()
+                let stale: [String]
+                do {
+                    stale = try await cluster.heartbeat(now: now, deadAfterMilliseconds: timing.deadAfterMilliseconds)
+                } catch {
+                    watch.heartbeatFailed()
+                    throw error
+                }
+                for node in watch.heartbeatWritten(now: now, stale: stale) {
                     let adopted = try await cluster.releaseNode(node)
                     logger.notice(
                         "node stopped answering: its claims are released",
