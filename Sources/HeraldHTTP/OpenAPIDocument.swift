@@ -550,7 +550,10 @@ enum OpenAPIDocument {
               "get": {
                 "operationId": "health",
                 "security": [],
-                "responses": {"200": {"description": "The service is up.", "content": {"application/json": {"schema": {"type": "object"}}}}}
+                "responses": {
+                  "200": {"description": "The service is up.", "content": {"application/json": {"schema": {"type": "object"}}}},
+                  "503": {"description": "The node is stopping (draining): send elsewhere.", "content": {"application/json": {"schema": {"type": "object"}}}}
+                }
               }
             },
             "/metrics": {

@@ -167,9 +167,7 @@ public final class PostgresStore: HeraldStore, Cluster {
                 let state = error.serverInfo?[.sqlState]
                 if (state == "40P01" || state == "40001") && attempt < 5 { continue }
                 throw failure(error, on: index)
-            } catch let error as ConnectionPoolError {
-                throw failure(error, on: index)
-            } catch let error as LeaseTimedOut {
+            } catch {
                 throw failure(error, on: index)
             }
         }
@@ -191,11 +189,7 @@ public final class PostgresStore: HeraldStore, Cluster {
             return try await withLeasedConnection(client) { connection in
                 try await connection.query(query, logger: logger).collect()
             }
-        } catch let error as PSQLError {
-            throw failure(error, on: index)
-        } catch let error as ConnectionPoolError {
-            throw failure(error, on: index)
-        } catch let error as LeaseTimedOut {
+        } catch {
             throw failure(error, on: index)
         }
     }
@@ -230,8 +224,9 @@ public final class PostgresStore: HeraldStore, Cluster {
         }
     }
 
-    /// `error` as callers see it; one that a lost or demoted primary causes makes the host
-    /// at `index` suspect, so that the next statement waits for the primary to be found.
+    /// `error` as callers see it (other errors pass unchanged); one that a lost or demoted
+    /// primary causes makes the host at `index` suspect, so that the next statement waits
+    /// for the primary to be found.
     func failure(_ error: any Error, on index: Int) -> any Error {
         let failure: any Error
         if let error = error as? PSQLError {
