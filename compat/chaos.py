@@ -126,7 +126,9 @@ class Fleet:
         if not self.ready.wait(timeout=180):
             raise RuntimeError("the fleet did not connect")
         with open(identities) as f:
-            self.tokens = [instance["token"] for instance in json.load(f)]
+            instances = json.load(f)
+        self.tokens = [instance["token"] for instance in instances]
+        self.android_ids = [instance["androidID"] for instance in instances]
 
     def _read(self):
         for line in self.process.stdout:
@@ -153,6 +155,7 @@ class Load:
         self.owed = {}
         self.errors = []  # (time, error text)
         self.accepted_at = []  # times of named sends
+        self.accepted_when = {}  # message id: when it was named
         self.stop = threading.Event()
         self.lock = threading.Lock()
         interval = threads / rate
@@ -174,6 +177,7 @@ class Load:
                 with self.lock:
                     self.owed.setdefault(device, []).append(name.rsplit("/", 1)[1])
                     self.accepted_at.append(time.time())
+                    self.accepted_when[name.rsplit("/", 1)[1]] = time.time()
             except (exceptions.FirebaseError, OSError, ValueError) as error:
                 with self.lock:
                     self.errors.append((time.time(), f"{type(error).__name__}: {error}"[:200]))
@@ -194,6 +198,25 @@ class Load:
         for thread in self.threads:
             thread.join(timeout=max(0, deadline - time.time()))
         return sum(1 for thread in self.threads if thread.is_alive())
+
+
+def explain_missing(missing, fleet, load, started):
+    """What the store holds of each missing message: whether it was stored, whether it still
+    waits in its device's queue, and which node claims the device."""
+    explained = []
+    for device, message in missing[:20]:
+        android_id = fleet.android_ids[device]
+        query = (f"SELECT (SELECT count(*) FROM messages WHERE id = '{message}'), "
+                 f"(SELECT string_agg(sequence::text, ',') FROM device_queue WHERE message_id = '{message}'), "
+                 f"(SELECT coalesce(holder_node, '-') FROM devices WHERE android_id = {android_id}), "
+                 f"(SELECT count(*) FROM device_queue WHERE android_id = {android_id})")
+        answer = subprocess.run(["psql", STORE, "-AtF", " ", "-c", query], capture_output=True, text=True, timeout=20)
+        explained.append({
+            "device": device, "android id": android_id, "message": message,
+            "accepted after s": round(load.accepted_when.get(message, 0) - started, 1),
+            "stored, queue sequence, holder, queued for device": (answer.stdout or answer.stderr).strip(),
+            "received by device": len(fleet.received.get(device, []))})
+    return explained
 
 
 def primary_node():
@@ -279,6 +302,7 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
     directory = tempfile.mkdtemp(prefix="herald-chaos-")
     nodes, balancer, fleet, load = [], None, None, None
     report = types.SimpleNamespace(devices=devices, rate=rate, phases={})
+    started = time.time()
     try:
         nodes = [Node(directory, f"n{index}", "") for index in range(1, 4)]
         balancer = Balancer(directory, nodes)
@@ -300,6 +324,7 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
         app = herald_sdk.initialize(balancer.url, project["key_file"], name=f"chaos-{id(directory)}")
         load = Load(app, fleet.tokens, rate)
         time.sleep(settle)
+        started = time.time()
 
         if failover:
             report.phases["postgres primary killed"] = lose_the_primary(load, settle)
@@ -323,7 +348,10 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
         report.accepted = sum(len(ids) for ids in owed.values())
         report.failed_sends = len(load.errors)
         report.delivered = sum(len(set(ids) & set(fleet.received.get(d, []))) for d, ids in owed.items())
-        report.missing = sum(len(set(ids) - set(fleet.received.get(d, []))) for d, ids in owed.items())
+        missing = [(d, i) for d, ids in owed.items() for i in sorted(set(ids) - set(fleet.received.get(d, [])))]
+        report.missing = len(missing)
+        if missing:
+            report.missing_explained = explain_missing(missing, fleet, load, started)
         report.duplicates = sum(len(ids) - len(set(ids)) for ids in fleet.received.values())
         owed_ids = {i for ids in owed.values() for i in ids}
         report.unowed = sum(1 for ids in fleet.received.values() for i in set(ids) if i not in owed_ids)

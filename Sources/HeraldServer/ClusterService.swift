@@ -21,6 +21,8 @@ public struct ClusterService: Service {
         public var quotaExchange: Duration = .milliseconds(200)
         /// How long device signals are gathered, once one is waiting, before they are sent.
         public var signalDelay: Duration = .milliseconds(1)
+        /// How long signals that could not be sent wait before they are tried again.
+        public var signalRetry: Duration = .milliseconds(500)
 
         public init() {}
     }
@@ -69,36 +71,46 @@ public struct ClusterService: Service {
         }
     }
 
-    /// Wakes the local sessions of devices other nodes stored messages for.
+    /// Wakes the local sessions of devices other nodes stored messages for. Signals sent
+    /// while this node was not listening (a lost connection, a failover) are lost, so once
+    /// it listens again every local session reads its queue.
     private func listen() async {
         while !Task.isCancelled {
             do {
-                try await cluster.listenForSignals { androidIDs in
+                try await cluster.listenForSignals(listening: { devices.wakeAll() }) { androidIDs in
                     for androidID in androidIDs { devices.wake(androidID: androidID) }
                 }
             } catch {
                 if Task.isCancelled { return }
                 logger.warning("cluster signals interrupted", metadata: ["error": "\(error)"])
             }
-            // A lost listening connection may have missed signals: every local session reads its queue.
-            if !Task.isCancelled { devices.wakeAll() }
             try? await Task.sleep(for: .seconds(1))
         }
     }
 
-    /// Sends the gathered devices' signals to the nodes holding them.
+    /// Sends the gathered devices' signals to the nodes holding them; signals that could
+    /// not be sent go back to the outbox and are tried again a little later (their messages
+    /// are stored, and their devices must hear of them).
     private func relay() async {
         for await _ in outbox.arrivals {
             try? await Task.sleep(for: timing.signalDelay)
             let pending = outbox.take()
             guard !pending.isEmpty else { continue }
+            var unsent = Set(pending)
             do {
                 let holders = try await cluster.remoteHolders(androidIDs: pending)
+                unsent.subtract(pending.filter { holders[$0] == nil })
                 for (node, held) in Dictionary(grouping: holders, by: \.value) {
-                    try await cluster.signal(node: node, androidIDs: held.map(\.key))
+                    let devices = held.map(\.key)
+                    try await cluster.signal(node: node, androidIDs: devices)
+                    unsent.subtract(devices)
                 }
             } catch {
-                logger.warning("cluster signal failed", metadata: ["error": "\(error)"])
+                logger.warning(
+                    "cluster signal failed; trying again",
+                    metadata: ["error": "\(error)", "devices": "\(unsent.count)"])
+                try? await Task.sleep(for: timing.signalRetry)
+                outbox.add(contentsOf: unsent)
             }
         }
     }
@@ -109,14 +121,15 @@ public struct ClusterService: Service {
         while !Task.isCancelled {
             do {
                 let now = clock.now()
-                let stale: [String]
+                let beat: NodeHeartbeat
                 do {
-                    stale = try await cluster.heartbeat(now: now, deadAfterMilliseconds: timing.deadAfterMilliseconds)
+                    beat = try await cluster.heartbeat(now: now, deadAfterMilliseconds: timing.deadAfterMilliseconds)
                 } catch {
                     watch.heartbeatFailed()
                     throw error
                 }
-                for node in watch.heartbeatWritten(now: now, stale: stale) {
+                if beat.wasForgotten { try await claimAgain() }
+                for node in watch.heartbeatWritten(now: now, stale: beat.staleNodes) {
                     let adopted = try await cluster.releaseNode(node)
                     logger.notice(
                         "node stopped answering: its claims are released",
@@ -128,6 +141,19 @@ public struct ClusterService: Service {
             }
             try? await Task.sleep(for: timing.heartbeat)
         }
+    }
+
+    /// Another node took this one for dead (it could not write its heartbeat for a while)
+    /// and released its devices: claims again those still connected here, and has each read
+    /// its queue for what was stored while nobody claimed it.
+    private func claimAgain() async throws {
+        let connected = devices.connectedDevices()
+        guard !connected.isEmpty else { return }
+        let claimed = try await cluster.claimConnections(androidIDs: connected)
+        logger.notice(
+            "this node was taken for dead: its connections are claimed again",
+            metadata: ["connected": "\(connected.count)", "claimed": "\(claimed)"])
+        devices.wakeAll()
     }
 
     /// Shares this node's project quota counts and learns the others'.
@@ -174,6 +200,10 @@ final class Outbox: Sendable {
             return wasEmpty
         }
         if wasEmpty { arrived.yield() }
+    }
+
+    func add(contentsOf androidIDs: some Sequence<UInt64>) {
+        for androidID in androidIDs { add(androidID) }
     }
 
     func take() -> [UInt64] {

@@ -14,9 +14,9 @@ public protocol Cluster: Sendable {
     /// else": no other holders, no signals, and quotas counted by this node alone.
     var isShared: Bool { get }
 
-    /// Records that this node is alive at `now` and answers the nodes whose last sign of
-    /// life is older than `deadAfterMilliseconds`.
-    func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String]
+    /// Records that this node is alive at `now`; answers the nodes whose last sign of life
+    /// is older than `deadAfterMilliseconds`, and whether this node had been forgotten.
+    func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> NodeHeartbeat
 
     /// A node's last sign of life and where it runs, if it has a record.
     func node(_ id: String) async throws -> NodeRecord?
@@ -29,6 +29,10 @@ public protocol Cluster: Sendable {
     /// are taken over by this node, and its quota counts are removed. Answers how many
     /// fanouts were taken over.
     func releaseNode(_ node: String) async throws -> Int
+
+    /// Claims again, for this node, the connections of these devices that no node claims
+    /// (this node was taken for dead while it still held them); answers how many it claimed.
+    func claimConnections(androidIDs: [UInt64]) async throws -> Int
 
     /// Forgets this node's claim on a device's connection (it disconnected), unless another
     /// node has claimed the device since.
@@ -43,8 +47,11 @@ public protocol Cluster: Sendable {
     /// Tells `node` that messages were stored for these devices.
     func signal(node: String, androidIDs: [UInt64]) async throws
 
-    /// Runs until cancelled, handing `receive` the devices of every signal sent to this node.
-    func listenForSignals(_ receive: @escaping @Sendable ([UInt64]) async -> Void) async throws
+    /// Runs until cancelled, handing `receive` the devices of every signal sent to this node;
+    /// calls `listening` once signals are heard (those sent before were not).
+    func listenForSignals(
+        listening: @escaping @Sendable () async -> Void, _ receive: @escaping @Sendable ([UInt64]) async -> Void
+    ) async throws
 
     /// How many stored messages went to any of `targets` (a token and its installation id)
     /// since `hourSince`, and since `minuteSince`: the per-app-instance limit (SEMANTICS T6)

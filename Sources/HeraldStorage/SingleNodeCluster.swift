@@ -10,13 +10,17 @@ public struct SingleNodeCluster: Cluster {
         self.nodeID = nodeID
     }
 
-    public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String] { [] }
+    public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> NodeHeartbeat {
+        NodeHeartbeat(staleNodes: [], wasForgotten: false)
+    }
 
     public func node(_ id: String) async throws -> NodeRecord? { nil }
 
     public func leave() async throws {}
 
     public func releaseNode(_ node: String) async throws -> Int { 0 }
+
+    public func claimConnections(androidIDs: [UInt64]) async throws -> Int { 0 }
 
     public func releaseConnection(androidID: UInt64) async throws {}
 
@@ -27,7 +31,10 @@ public struct SingleNodeCluster: Cluster {
     public func signal(node: String, androidIDs: [UInt64]) async throws {}
 
     /// Nothing ever signals a single node: waits until cancelled.
-    public func listenForSignals(_ receive: @escaping @Sendable ([UInt64]) async -> Void) async throws {
+    public func listenForSignals(
+        listening: @escaping @Sendable () async -> Void, _ receive: @escaping @Sendable ([UInt64]) async -> Void
+    ) async throws {
+        await listening()
         try await Task.sleep(for: .seconds(Int64.max / 2))
     }
 

@@ -98,7 +98,7 @@ struct ClusterStoreTests {
         let stores = try await cluster(["a", "b"])
         let (a, b) = (stores[0], stores[1])
         _ = try await a.heartbeat(now: Timestamp(seconds: 100), deadAfterMilliseconds: 5_000)
-        #expect(try await b.heartbeat(now: Timestamp(seconds: 102), deadAfterMilliseconds: 5_000) == [])
+        #expect(try await b.heartbeat(now: Timestamp(seconds: 102), deadAfterMilliseconds: 5_000).staleNodes == [])
         try await a.recordConnection(androidID: 1, at: Timestamp(seconds: 100))
         let job = FanoutJob(
             messageID: "f1", projectID: "alpha-project", audience: .topic("news"), body: "{}",
@@ -106,7 +106,7 @@ struct ClusterStoreTests {
         try await a.createFanout(sampleMessage("f1"), job: job, stats: [])
         #expect(try await b.unfinishedFanouts().isEmpty)
         // a stops answering.
-        #expect(try await b.heartbeat(now: Timestamp(seconds: 106), deadAfterMilliseconds: 5_000) == ["a"])
+        #expect(try await b.heartbeat(now: Timestamp(seconds: 106), deadAfterMilliseconds: 5_000).staleNodes == ["a"])
         #expect(try await b.releaseNode("a") == 1)
         #expect(try await b.unfinishedFanouts().map(\.messageID) == ["f1"])
         #expect(try await b.remoteHolders(androidIDs: [1]) == [:])
@@ -122,20 +122,42 @@ struct ClusterStoreTests {
         #expect(try await b.unfinishedFanouts().isEmpty)
     }
 
+    @Test func aNodeTakenForDeadLearnsItAndClaimsItsConnectionsAgain() async throws {
+        let stores = try await cluster(["a", "b"])
+        let (a, b) = (stores[0], stores[1])
+        // A node's first heartbeat writes its record; later ones find it.
+        #expect(try await a.heartbeat(now: Timestamp(seconds: 100), deadAfterMilliseconds: 5_000).wasForgotten)
+        #expect(!(try await a.heartbeat(now: Timestamp(seconds: 101), deadAfterMilliseconds: 5_000).wasForgotten))
+        try await a.recordConnection(androidID: 1, at: Timestamp(seconds: 101))
+        try await b.recordConnection(androidID: 2, at: Timestamp(seconds: 101))
+        // b takes a for dead: a's device is claimed by nobody, and a's next heartbeat says so.
+        _ = try await b.releaseNode("a")
+        #expect(try await b.remoteHolders(androidIDs: [1]) == [:])
+        #expect(try await a.heartbeat(now: Timestamp(seconds: 110), deadAfterMilliseconds: 5_000).wasForgotten)
+        // a claims again what nobody claims, never a device another node holds.
+        #expect(try await a.claimConnections(androidIDs: [1, 2]) == 1)
+        #expect(try await b.remoteHolders(androidIDs: [1, 2]) == [1: "a"])
+        #expect(try await a.remoteHolders(androidIDs: [1, 2]) == [2: "b"])
+        #expect(try await a.claimConnections(androidIDs: []) == 0)
+    }
+
     @Test func aSignalReachesTheListeningNodeOnly() async throws {
         let stores = try await cluster(["a", "b"])
         let (a, b) = (stores[0], stores[1])
         let heard = Mutex<[UInt64]>([])
-        let listening = Task {
-            try await b.listenForSignals { androidIDs in heard.withLock { $0 += androidIDs } }
+        let (listening, isListening) = AsyncStream.makeStream(of: Void.self)
+        let listener = Task {
+            try await b.listenForSignals(listening: { isListening.yield() }) { androidIDs in
+                heard.withLock { $0 += androidIDs }
+            }
         }
-        defer { listening.cancel() }
+        defer { listener.cancel() }
+        // Once `listening` is called, the first signal is heard.
+        for await _ in listening { break }
         let many = (1...700).map { UInt64($0) << 40 }
-        for _ in 0..<100 {
-            // The listener may not be registered yet: signal until it hears.
-            try await a.signal(node: "b", androidIDs: [UInt64.max, 7])
+        try await a.signal(node: "b", androidIDs: [UInt64.max, 7])
+        for _ in 0..<100 where heard.withLock({ $0.isEmpty }) {
             try await Task.sleep(for: .milliseconds(50))
-            if !heard.withLock({ $0.isEmpty }) { break }
         }
         #expect(heard.withLock { Set($0) } == [UInt64.max, 7])
         heard.withLock { $0 = [] }

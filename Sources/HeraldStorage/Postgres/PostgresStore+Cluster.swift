@@ -6,19 +6,24 @@ import PostgresNIO
 extension PostgresStore {
     // MARK: Cluster
 
-    public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> [String] {
-        try await run(
-            """
-            INSERT INTO nodes (id, started_at, heartbeat_at, address)
-            VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds), \(nodeAddress))
-            ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, address = excluded.address
-            """)
-        return try await rows(
+    public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> NodeHeartbeat {
+        // A row this statement inserted has xmax 0; one it updated carries its transaction there.
+        let wasForgotten =
+            try await rows(
+                """
+                INSERT INTO nodes (id, started_at, heartbeat_at, address)
+                VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds), \(nodeAddress))
+                ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, address = excluded.address
+                RETURNING xmax = 0
+                """
+            ).first?.decode(Bool.self) ?? false
+        let stale = try await rows(
             """
             SELECT id FROM nodes WHERE id <> \(nodeID) AND heartbeat_at < \(now.milliseconds - deadAfterMilliseconds)
             ORDER BY id
             """
         ).map { try $0.decode(String.self) }
+        return NodeHeartbeat(staleNodes: stale, wasForgotten: wasForgotten)
     }
 
     public func node(_ id: String) async throws -> NodeRecord? {
@@ -45,6 +50,15 @@ extension PostgresStore {
             if node != self.nodeID { try await self.run("DELETE FROM nodes WHERE id = \(node)", on: connection) }
             return adopted
         }
+    }
+
+    public func claimConnections(androidIDs: [UInt64]) async throws -> Int {
+        guard !androidIDs.isEmpty else { return 0 }
+        return try await count(
+            """
+            UPDATE devices SET holder_node = \(nodeID)
+            WHERE android_id = ANY(\(androidIDs.map { Int64(bitPattern: $0) })) AND holder_node IS NULL RETURNING 1
+            """)
     }
 
     public func releaseConnection(androidID: UInt64) async throws {
@@ -102,11 +116,15 @@ extension PostgresStore {
 
     /// Listens on the primary until the connection is lost (a failover among them); the
     /// caller listens again, on the primary then known.
-    public func listenForSignals(_ receive: @escaping @Sendable ([UInt64]) async -> Void) async throws {
+    public func listenForSignals(
+        listening: @escaping @Sendable () async -> Void, _ receive: @escaping @Sendable ([UInt64]) async -> Void
+    ) async throws {
         let (client, index) = try primaryClient()
         do {
             try await withLeasedConnection(client) { connection in
                 try await connection.listen(on: Self.channel(of: self.nodeID)) { notifications in
+                    // `LISTEN` has completed: later signals are heard.
+                    await listening()
                     for try await notification in notifications {
                         await receive(notification.payload.split(separator: ",").compactMap { UInt64($0, radix: 36) })
                     }
