@@ -11,8 +11,9 @@ at a steady rate, while:
 At the end every message whose send firebase-admin answered with a name must have
 reached its device. Used by compat/test_chaos.py (a short run) and scripts/chaos-test."""
 import json
-import warnings
+import multiprocessing
 import os
+import queue
 import random
 import shutil
 import signal
@@ -21,7 +22,7 @@ import tempfile
 import threading
 import time
 import types
-import urllib.request
+import warnings
 
 from firebase_admin import exceptions, messaging
 
@@ -64,7 +65,8 @@ class Node:
         self.process.wait(timeout=10)
 
     def terminate(self):
-        """SIGTERM, and the time the node took to stop."""
+        """SIGTERM, and the time the node took to stop; None if it had not stopped after
+        40 s (then what the primary was running is printed and the node killed)."""
         started = time.time()
         self.process.terminate()
         try:
@@ -76,9 +78,15 @@ class Node:
                 activity = subprocess.run(
                     ["psql", f"postgres://postgres@127.0.0.1:{port}/herald", "-Atc",
                      "SELECT pid, state, wait_event_type, wait_event, now() - state_change, left(query, 150) "
-                     "FROM pg_stat_activity WHERE datname = 'herald'"], capture_output=True, text=True)
+                     "FROM pg_stat_activity WHERE datname = 'herald' AND state <> 'idle'"],
+                    capture_output=True, text=True)
                 print(f"{self.name} did not stop; on the primary {name}:\n{activity.stdout}{activity.stderr}")
-            raise
+            if os.environ.get("HERALD_CHAOS_STACKS") and shutil.which("gdb"):
+                with open(os.path.join(self.directory, f"{self.name}-stacks.txt"), "w") as stacks:
+                    subprocess.run(["gdb", "-p", str(self.process.pid), "-batch", "-ex", "thread apply all bt 30"],
+                                   stdout=stacks, stderr=subprocess.STDOUT, timeout=120)
+            self.kill()
+            return None
         return time.time() - started
 
 
@@ -148,39 +156,45 @@ class Fleet:
 
 
 class Load:
-    """firebase-admin sending to random devices at `rate` a second from several threads;
-    what was named (owed), and every send that raised after the SDK's own retries."""
+    """firebase-admin sending to random devices at `rate` a second, from `processes` sender
+    processes of `threads` threads each (one Python process cannot send 300 a second); what
+    was named (owed), and every send that raised after the SDK's own retries."""
 
-    def __init__(self, app, tokens, rate, threads=8):
+    def __init__(self, url, key_file, tokens, rate, processes=4, threads=4):
         self.owed = {}
         self.errors = []  # (time, error text)
         self.accepted_at = []  # times of named sends
         self.accepted_when = {}  # message id: when it was named
-        self.stop = threading.Event()
         self.lock = threading.Lock()
-        interval = threads / rate
-        self.threads = [threading.Thread(target=self._send, args=(app, tokens, interval), daemon=True)
-                        for _ in range(threads)]
-        for thread in self.threads:
-            thread.start()
+        context = multiprocessing.get_context("spawn")
+        self.stop = context.Event()
+        self.events = context.Queue()
+        interval = processes * threads / rate
+        self.processes = [
+            context.Process(target=send_from, args=(url, key_file, tokens, interval, threads, self.stop, self.events),
+                            daemon=True) for _ in range(processes)]
+        for process in self.processes:
+            process.start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
-    def _send(self, app, tokens, interval):
-        next_at = time.time() + random.uniform(0, interval)
-        while not self.stop.is_set():
-            delay = next_at - time.time()
-            if delay > 0:
-                time.sleep(delay)
-            next_at = max(next_at + interval, time.time() - 1)
-            device = random.randrange(len(tokens))
+    def _read(self):
+        while True:
             try:
-                name = messaging.send(messaging.Message(token=tokens[device], data={"chaos": "1"}), app=app)
-                with self.lock:
-                    self.owed.setdefault(device, []).append(name.rsplit("/", 1)[1])
-                    self.accepted_at.append(time.time())
-                    self.accepted_when[name.rsplit("/", 1)[1]] = time.time()
-            except (exceptions.FirebaseError, OSError, ValueError) as error:
-                with self.lock:
-                    self.errors.append((time.time(), f"{type(error).__name__}: {error}"[:200]))
+                event = self.events.get(timeout=0.2)
+            except queue.Empty:
+                if self.stop.is_set() and not any(process.is_alive() for process in self.processes):
+                    return
+                continue
+            with self.lock:
+                if event[0] == "named":
+                    _, at, device, message = event
+                    self.owed.setdefault(device, []).append(message)
+                    self.accepted_at.append(at)
+                    self.accepted_when[message] = at
+                else:
+                    _, at, text = event
+                    self.errors.append((at, text))
 
     def accepted_since(self, moment):
         with self.lock:
@@ -190,14 +204,50 @@ class Load:
         with self.lock:
             return [text for at, text in self.errors if start <= at <= end]
 
+    def sent(self):
+        with self.lock:
+            return len(self.accepted_at) + len(self.errors)
+
     def finish(self, seconds=150):
-        """Stops sending; answers how many sends had no answer after `seconds` (the SDK's
-        own timeout is longer)."""
+        """Stops sending; answers how many sender processes still waited for an answer
+        after `seconds` (the SDK's own timeout is longer)."""
         self.stop.set()
         deadline = time.time() + seconds
-        for thread in self.threads:
-            thread.join(timeout=max(0, deadline - time.time()))
-        return sum(1 for thread in self.threads if thread.is_alive())
+        for process in self.processes:
+            process.join(timeout=max(0, deadline - time.time()))
+        unanswered = sum(1 for process in self.processes if process.is_alive())
+        for process in self.processes:
+            if process.is_alive():
+                process.kill()
+        self.reader.join(timeout=10)
+        return unanswered
+
+
+def send_from(url, key_file, tokens, interval, threads, stop, events):
+    """One sender process: `threads` threads, each sending once every `interval` seconds
+    to a random device until `stop`; each answer goes to `events`."""
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    app = herald_sdk.initialize(url, key_file, name=f"chaos-sender-{os.getpid()}")
+
+    def send():
+        next_at = time.time() + random.uniform(0, interval)
+        while not stop.is_set():
+            delay = next_at - time.time()
+            if delay > 0:
+                time.sleep(delay)
+            next_at = max(next_at + interval, time.time() - 1)
+            device = random.randrange(len(tokens))
+            try:
+                name = messaging.send(messaging.Message(token=tokens[device], data={"chaos": "1"}), app=app)
+                events.put(("named", time.time(), device, name.rsplit("/", 1)[1]))
+            except (exceptions.FirebaseError, OSError, ValueError) as error:
+                events.put(("failed", time.time(), f"{type(error).__name__}: {error}"[:200]))
+
+    workers = [threading.Thread(target=send) for _ in range(threads)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
 
 
 def explain_missing(missing, fleet, load, started):
@@ -287,7 +337,8 @@ def restart_in_turn(load, nodes):
     started = time.time()
     stops = []
     for node in nodes:
-        stops.append(round(node.terminate(), 1))
+        seconds = node.terminate()
+        stops.append(seconds and round(seconds, 1))
         node.start()
         time.sleep(3)
     return {"seconds to stop": stops, "failed sends": load.errors_between(started, time.time())}
@@ -321,10 +372,13 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
         wait_until_healthy(balancer.url, seconds=30)
         fleet = Fleet(directory, balancer, project, devices)
         log(f"{devices} devices connected through HAProxy to {len(nodes)} nodes")
-        app = herald_sdk.initialize(balancer.url, project["key_file"], name=f"chaos-{id(directory)}")
-        load = Load(app, fleet.tokens, rate)
+        load = Load(balancer.url, project["key_file"], fleet.tokens, rate)
+        load_began = time.time()
         time.sleep(settle)
         started = time.time()
+        # Before anything fails: the rate the senders keep up (the first two seconds start them).
+        report.steady_sends_per_second = round(
+            (load.accepted_since(load_began + 2) - load.accepted_since(started)) / (started - load_began - 2), 1)
 
         if failover:
             report.phases["postgres primary killed"] = lose_the_primary(load, settle)
@@ -336,6 +390,7 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
             report.phases["rolling restart"] = restart_in_turn(load, nodes)
             log(f"rolling restart: {report.phases['rolling restart']}")
         time.sleep(2)
+        report.sends_per_second = round(load.sent() / (time.time() - load_began), 1)
         report.unanswered_sends = load.finish()
 
         owed = load.owed

@@ -1,9 +1,11 @@
 import Foundation
 import HeraldCore
-import HeraldStorage
 import HeraldTestSupport
 import Logging
+import Synchronization
 import Testing
+
+@testable import HeraldStorage
 
 /// A store given several hosts uses the one that takes writes, and fails fast while none does.
 @Suite(.enabled(if: TestPostgres.location != nil)) struct PrimaryFindingTests {
@@ -53,5 +55,58 @@ import Testing
         let started = ContinuousClock.now
         await #expect(throws: StoreError.self) { _ = try await store.project(id: "alpha-project") }
         #expect(ContinuousClock.now - started < .seconds(1))
+    }
+
+    @Test func aStatementGivesUpWaitingForAConnectionToAHostThatWentAway() async throws {
+        var location = try #require(TestPostgres.location)
+        location.hosts = [.init(name: "127.0.0.1", port: try Self.closedPort())]
+        let store = PostgresStore(location, nodeID: "node-d", logger: Logger(label: "test"), connections: 2)
+        let pool = Task { await store.run() }
+        defer { pool.cancel() }
+        let started = ContinuousClock.now
+        await #expect(throws: StoreError.self) { _ = try await store.project(id: "alpha-project") }
+        let waited = ContinuousClock.now - started
+        #expect(waited >= .seconds(4) && waited < .seconds(8))
+    }
+
+    @Test func aStatementStillRunningWhenItsHostStopsBeingThePrimaryIsCutOff() async throws {
+        // Two hosts that are one server; the first answers writable until it is "demoted".
+        let shared = try await TestPostgres.store("node-e")
+        var location = shared.location
+        location.hosts = [location.hosts[0], location.hosts[0]]
+        let store = PostgresStore(location, nodeID: "node-f", logger: Logger(label: "test"), connections: 2)
+        let demoted = Mutex(false)
+        let pool = Task {
+            await store.run(probing: { host in
+                if host == 0, demoted.withLock({ $0 }) { return false }
+                return await store.isWritable(host)
+            })
+        }
+        defer { pool.cancel() }
+        try await store.prepare(timeout: .seconds(15), migrating: false)
+        #expect(store.primary.index == 0)
+        let started = ContinuousClock.now
+        let sleeping = Task { try await store.run("SELECT pg_sleep(60)") }
+        try await Task.sleep(for: .seconds(1))
+        demoted.withLock { $0 = true }
+        await #expect(throws: StoreError.self) { try await sleeping.value }
+        // Cut off once it has run for the lease timeout and its host was seen demoted.
+        #expect(ContinuousClock.now - started < .seconds(10))
+        #expect(store.primary.index == 1)
+    }
+
+    @Test(.timeLimit(.minutes(1))) func aStatementOnAConnectionTheServerEndedFailsInsteadOfWaiting() async throws {
+        let store = try await TestPostgres.store("node-g")
+        await #expect(throws: StoreError.self) {
+            try await store.transaction { connection in
+                // The server ends this connection, as it ends every one when its primary goes away.
+                _ = try? await store.run("SELECT pg_terminate_backend(pg_backend_pid())", on: connection)
+                try await Task.sleep(for: .milliseconds(200))
+                #expect(connection.isClosed)
+                try await store.run("SELECT 1", on: connection)
+            }
+        }
+        // Other statements still run, on other connections.
+        #expect(try await store.rows("SELECT 1").count == 1)
     }
 }

@@ -119,9 +119,9 @@ extension PostgresStore {
     public func listenForSignals(
         listening: @escaping @Sendable () async -> Void, _ receive: @escaping @Sendable ([UInt64]) async -> Void
     ) async throws {
-        let (client, index) = try primaryClient()
+        let index = try primaryIndex()
         do {
-            try await withLeasedConnection(client) { connection in
+            try await withLeasedConnection(host: index, statement: nil) { connection in
                 try await connection.listen(on: Self.channel(of: self.nodeID)) { notifications in
                     // `LISTEN` has completed: later signals are heard.
                     await listening()

@@ -7,15 +7,28 @@ extension PostgresStore {
     /// hear `UNAVAILABLE` (and retry) rather than wait for that.
     static let leaseTimeout: Duration = .seconds(5)
 
+    /// How long a statement runs, once it has its connection, before a warning names it.
+    static let slowStatement: Duration = .seconds(15)
+
+    /// How often a statement that has run past `leaseTimeout` checks that its host is still
+    /// the primary.
+    static let hostCheck: Duration = .seconds(1)
+
     /// Why a statement gave up waiting for a connection.
     struct LeaseTimedOut: Error {}
 
-    /// Runs `body` on a connection of `client`'s pool, giving up (`LeaseTimedOut`) when no
-    /// connection came within `leaseTimeout`. Once a connection came, `body` runs to its end.
+    /// Runs `body` on a connection of the pool of the host at `index`, giving up
+    /// (`LeaseTimedOut`) when no connection came within `leaseTimeout`. Once a connection
+    /// came, `body` runs to its end, except that a statement still running once its host is
+    /// no longer the primary has its connection closed: a primary that was killed can leave
+    /// a connection open whose statement never answers (a commit waiting for a standby
+    /// that was promoted meanwhile). A statement running past `slowStatement` is named in a
+    /// warning (none for a nil `statement`: one meant to run long, such as `LISTEN`).
     func withLeasedConnection<T: Sendable>(
-        _ client: PostgresClient, _ body: (PostgresConnection) async throws -> T
+        host index: Int, statement: String?, _ body: (PostgresConnection) async throws -> T
     ) async throws -> T {
-        let leased = LeaseFlag()
+        let client = clients[index]
+        let leased = LeasedConnection()
         return try await withoutActuallyEscaping(body) { body in
             // The group ends before this function returns, so `body` does not outlive it;
             // it runs in one child task at a time, as it would have run in this one.
@@ -23,14 +36,15 @@ extension PostgresStore {
             return try await withThrowingTaskGroup(of: T?.self) { group in
                 group.addTask {
                     try await client.withConnection { connection in
-                        leased.value.store(true, ordering: .relaxed)
+                        leased.connection.withLock { $0 = connection }
                         return try await work.body(connection)
                     }
                 }
                 group.addTask {
                     try await Task.sleep(for: Self.leaseTimeout)
-                    if leased.value.load(ordering: .relaxed) { return nil }
-                    throw LeaseTimedOut()
+                    guard let connection = leased.connection.withLock({ $0 }) else { throw LeaseTimedOut() }
+                    try await self.watch(connection, host: index, statement: statement)
+                    return nil
                 }
                 defer { group.cancelAll() }
                 while let result = try await group.next() {
@@ -40,6 +54,34 @@ extension PostgresStore {
             }
         }
     }
+
+    /// Watches a statement that has run for `leaseTimeout` until it ends (the caller
+    /// cancels): warns once it has run for `slowStatement`, and closes its connection once
+    /// its host is no longer the primary.
+    private func watch(_ connection: PostgresConnection, host index: Int, statement: String?) async throws {
+        var running = Self.leaseTimeout
+        while true {
+            if primary.index != index {
+                logger.warning(
+                    "closing a connection whose statement outlived its host as the primary",
+                    metadata: [
+                        "host": "\(location.hosts[index])", "statement": "\((statement ?? "LISTEN").prefix(120))",
+                    ])
+                // Not awaited: the close may not complete while the dead server holds the
+                // socket, and this task must end for the statement's caller to hear of it.
+                let closing: EventLoopFuture<Void> = connection.close()
+                closing.whenFailure { _ in }
+                return
+            }
+            if let statement, running == Self.slowStatement {
+                logger.warning(
+                    "a PostgreSQL statement is still running",
+                    metadata: ["statement": "\(statement.prefix(120))", "seconds": "\(running.components.seconds)"])
+            }
+            try await Task.sleep(for: Self.hostCheck)
+            running += Self.hostCheck
+        }
+    }
 }
 
 /// A statement's body, handed to the child task that runs it (`withLeasedConnection`).
@@ -47,7 +89,7 @@ private struct UncheckedBody<T>: @unchecked Sendable {
     let body: (PostgresConnection) async throws -> T
 }
 
-/// Whether a statement's connection came.
-private final class LeaseFlag: Sendable {
-    let value = Atomic<Bool>(false)
+/// The connection a statement was given, once it came.
+private final class LeasedConnection: Sendable {
+    let connection = Mutex<PostgresConnection?>(nil)
 }

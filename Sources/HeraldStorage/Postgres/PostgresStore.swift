@@ -64,9 +64,14 @@ public final class PostgresStore: HeraldStore, Cluster {
     /// Runs the connection pools, and watches which host is the primary, until the calling
     /// task is cancelled; statements wait for it.
     public func run() async {
+        await run(probing: isWritable)
+    }
+
+    /// `run()`, with `probe` answering whether a host takes writes.
+    func run(probing probe: @escaping @Sendable (Int) async -> Bool?) async {
         await withDiscardingTaskGroup { group in
             for client in clients { group.addTask { await client.run() } }
-            group.addTask { await self.primary.watch(logger: self.logger, probe: self.isWritable) }
+            group.addTask { await self.primary.watch(logger: self.logger, probe: probe) }
         }
     }
 
@@ -83,12 +88,12 @@ public final class PostgresStore: HeraldStore, Cluster {
         return answer ?? nil
     }
 
-    /// The primary's pool and its index, or `StoreError.unavailable` while none is known.
-    func primaryClient() throws -> (client: PostgresClient, index: Int) {
+    /// The primary's index among the hosts, or `StoreError.unavailable` while none is known.
+    func primaryIndex() throws -> Int {
         guard let index = primary.index else {
             throw StoreError.unavailable("no writable PostgreSQL primary among \(location.redacted)")
         }
-        return (clients[index], index)
+        return index
     }
 
     /// Waits until the database answers, migrating the schema first (one node at a time)
@@ -146,20 +151,23 @@ public final class PostgresStore: HeraldStore, Cluster {
 
     /// Runs `body` in a transaction on one pooled connection, retrying a deadlock or a
     /// serialisation failure; turns constraint failures into `StoreError`s.
-    func transaction<T: Sendable>(_ body: (PostgresConnection) async throws -> T) async throws -> T {
+    func transaction<T: Sendable>(caller: String = #function, _ body: (PostgresConnection) async throws -> T)
+        async throws -> T
+    {
         var attempt = 0
-        let (client, index) = try primaryClient()
+        let index = try primaryIndex()
         while true {
             attempt += 1
             do {
-                return try await withLeasedConnection(client) { connection in
-                    try await connection.query("BEGIN", logger: self.logger)
+                return try await withLeasedConnection(host: index, statement: "transaction of \(caller)") {
+                    connection in
+                    try await self.run("BEGIN", on: connection)
                     do {
                         let result = try await body(connection)
-                        try await connection.query("COMMIT", logger: self.logger)
+                        try await self.run("COMMIT", on: connection)
                         return result
                     } catch {
-                        _ = try? await connection.query("ROLLBACK", logger: self.logger)
+                        try? await self.run("ROLLBACK", on: connection)
                         throw error
                     }
                 }
@@ -179,23 +187,26 @@ public final class PostgresStore: HeraldStore, Cluster {
     }
 
     func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
-        _ = try await connection.query(query, logger: logger).collect()
+        _ = try await rows(query, on: connection)
     }
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        let (client, index) = try primaryClient()
+        let index = try primaryIndex()
         do {
-            let logger = logger
-            return try await withLeasedConnection(client) { connection in
-                try await connection.query(query, logger: logger).collect()
+            return try await withLeasedConnection(host: index, statement: query.sql) { connection in
+                try await self.rows(query, on: connection)
             }
         } catch {
             throw failure(error, on: index)
         }
     }
 
+    /// Runs a statement on a connection that is still open: PostgreSQL's client never
+    /// answers a statement written to a connection that has closed (the server ended it, as
+    /// a primary going away does), and its caller would wait forever.
     func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
-        try await connection.query(query, logger: logger).collect()
+        guard !connection.isClosed else { throw StoreError.unavailable("the PostgreSQL connection was lost") }
+        return try await connection.query(query, logger: logger).collect()
     }
 
     func count(_ query: PostgresQuery) async throws -> Int {
