@@ -65,8 +65,10 @@ import Testing
         defer { pool.cancel() }
         let started = ContinuousClock.now
         await #expect(throws: StoreError.self) { _ = try await store.project(id: "alpha-project") }
+        // Five seconds, and more while the test run keeps both cores busy; never for as long
+        // as the pool keeps trying the host (minutes).
         let waited = ContinuousClock.now - started
-        #expect(waited >= .seconds(4) && waited < .seconds(8))
+        #expect(waited >= .seconds(4) && waited < .seconds(60))
     }
 
     @Test func aStatementStillRunningWhenItsHostStopsBeingThePrimaryIsCutOff() async throws {
@@ -90,8 +92,9 @@ import Testing
         try await Task.sleep(for: .seconds(1))
         demoted.withLock { $0 = true }
         await #expect(throws: StoreError.self) { try await sleeping.value }
-        // Cut off once it has run for the lease timeout and its host was seen demoted.
-        #expect(ContinuousClock.now - started < .seconds(10))
+        // Cut off once it has run for the lease timeout and its host was seen demoted, long
+        // before the statement's own minute.
+        #expect(ContinuousClock.now - started < .seconds(40))
         #expect(store.primary.index == 1)
     }
 
@@ -101,7 +104,7 @@ import Testing
             try await store.transaction { connection in
                 // The server ends this connection, as it ends every one when its primary goes away.
                 _ = try? await store.run("SELECT pg_terminate_backend(pg_backend_pid())", on: connection)
-                try await Task.sleep(for: .milliseconds(200))
+                for _ in 0..<200 where !connection.isClosed { try await Task.sleep(for: .milliseconds(50)) }
                 #expect(connection.isClosed)
                 try await store.run("SELECT 1", on: connection)
             }
