@@ -175,6 +175,9 @@ public final class PostgresStore: HeraldStore, Cluster {
                 let state = error.serverInfo?[.sqlState]
                 if (state == "40P01" || state == "40001") && attempt < 5 { continue }
                 throw failure(error, on: index)
+            } catch is ConnectionLost where attempt < 3 {
+                // The pool handed out a connection the server had just ended: nothing committed.
+                continue
             } catch {
                 throw failure(error, on: index)
             }
@@ -192,12 +195,19 @@ public final class PostgresStore: HeraldStore, Cluster {
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
         let index = try primaryIndex()
-        do {
-            return try await withLeasedConnection(host: index, statement: query.sql) { connection in
-                try await self.rows(query, on: connection)
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try await withLeasedConnection(host: index, statement: query.sql) { connection in
+                    try await self.rows(query, on: connection)
+                }
+            } catch is ConnectionLost where attempt < 3 {
+                // The pool handed out a connection the server had just ended; the statement never ran.
+                continue
+            } catch {
+                throw failure(error, on: index)
             }
-        } catch {
-            throw failure(error, on: index)
         }
     }
 
@@ -205,9 +215,12 @@ public final class PostgresStore: HeraldStore, Cluster {
     /// answers a statement written to a connection that has closed (the server ended it, as
     /// a primary going away does), and its caller would wait forever.
     func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
-        guard !connection.isClosed else { throw StoreError.unavailable("the PostgreSQL connection was lost") }
+        guard !connection.isClosed else { throw ConnectionLost() }
         return try await connection.query(query, logger: logger).collect()
     }
+
+    /// Why a statement was not written: its connection had closed, so none of it ran.
+    struct ConnectionLost: Error {}
 
     func count(_ query: PostgresQuery) async throws -> Int {
         try await rows(query).count
@@ -244,6 +257,8 @@ public final class PostgresStore: HeraldStore, Cluster {
             failure = Self.storeError(error)
         } else if error is ConnectionPoolError || error is LeaseTimedOut {
             failure = StoreError.unavailable("PostgreSQL at \(location.hosts[index]) cannot be reached")
+        } else if error is ConnectionLost {
+            failure = StoreError.unavailable("the connection to PostgreSQL at \(location.hosts[index]) was lost")
         } else {
             failure = error
         }
