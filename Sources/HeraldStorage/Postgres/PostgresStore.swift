@@ -177,6 +177,8 @@ public final class PostgresStore: HeraldStore, Cluster {
                 throw failure(error, on: index)
             } catch is ConnectionLost where attempt < 3 {
                 // The pool handed out a connection the server had just ended: nothing committed.
+                // A moment for the pool to hear of its end, so that it hands out another.
+                try await Task.sleep(for: Self.connectionLostPause * attempt)
                 continue
             } catch {
                 throw failure(error, on: index)
@@ -204,6 +206,7 @@ public final class PostgresStore: HeraldStore, Cluster {
                 }
             } catch is ConnectionLost where attempt < 3 {
                 // The pool handed out a connection the server had just ended; the statement never ran.
+                try await Task.sleep(for: Self.connectionLostPause * attempt)
                 continue
             } catch {
                 throw failure(error, on: index)
@@ -221,6 +224,10 @@ public final class PostgresStore: HeraldStore, Cluster {
 
     /// Why a statement was not written: its connection had closed, so none of it ran.
     struct ConnectionLost: Error {}
+
+    /// How long a statement that met a closed connection waits before it tries again, times
+    /// its attempt.
+    static let connectionLostPause: Duration = .milliseconds(20)
 
     func count(_ query: PostgresQuery) async throws -> Int {
         try await rows(query).count
