@@ -20,9 +20,9 @@ extension PostgresStore {
     /// Runs `body` on a connection of the pool of the host at `index`, giving up
     /// (`LeaseTimedOut`) when no connection came within `leaseTimeout`. Once a connection
     /// came, `body` runs to its end, except that a statement still running once its host is
-    /// no longer the primary has its connection closed: a primary that was killed can leave
-    /// a connection open whose statement never answers (a commit waiting for a standby
-    /// that was promoted meanwhile). A statement running past `slowStatement` is named in a
+    /// no longer the primary has its connection closed: in the failover runs a killed
+    /// primary left connections open whose statements never answered. A statement running
+    /// past `slowStatement` is named in a
     /// warning (none for a nil `statement`: one meant to run long, such as `LISTEN`).
     func withLeasedConnection<T: Sendable>(
         host index: Int, statement: String?, _ body: (PostgresConnection) async throws -> T
@@ -67,8 +67,8 @@ extension PostgresStore {
                     metadata: [
                         "host": "\(location.hosts[index])", "statement": "\((statement ?? "LISTEN").prefix(120))",
                     ])
-                // Not awaited: the close may not complete while the dead server holds the
-                // socket, and this task must end for the statement's caller to hear of it.
+                // Not awaited: the statement's caller waits for this task to end, and nothing
+                // bounds how long a close to a host that went away takes.
                 let closing: EventLoopFuture<Void> = connection.close()
                 closing.whenFailure { _ in }
                 return
