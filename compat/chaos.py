@@ -250,6 +250,32 @@ def send_from(url, key_file, tokens, interval, threads, stop, events):
         worker.join()
 
 
+def cpu_seconds(nodes, fleet, load, balancer):
+    """CPU time used so far (user and system, from /proc) by each part of the run: the
+    nodes, PostgreSQL (every `postgres` process), the fleet, the senders and HAProxy."""
+    def of(pid):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (FileNotFoundError, ProcessLookupError, IndexError):
+            return 0.0
+
+    def named(program):
+        total = 0.0
+        for entry in os.listdir("/proc"):
+            try:
+                if entry.isdigit() and open(f"/proc/{entry}/comm").read().strip() == program:
+                    total += of(entry)
+            except OSError:
+                pass
+        return total
+
+    return {"nodes": sum(of(node.process.pid) for node in nodes), "postgres": named("postgres"),
+            "fleet": of(fleet.process.pid), "senders": sum(of(process.pid) for process in load.processes),
+            "haproxy": of(balancer.process.pid)}
+
+
 def explain_missing(missing, fleet, load, started):
     """What the store holds of each missing message: whether it was stored, whether it still
     waits in its device's queue, and which node claims the device."""
@@ -329,7 +355,7 @@ def lose_a_node(load, nodes, settle):
     time.sleep(settle)
     victim.start()
     time.sleep(2)
-    return {"node": victim.name, "failed sends": len(load.errors_between(started, time.time()))}
+    return {"node": victim.name, "failed sends": load.errors_between(started, time.time())}
 
 
 def restart_in_turn(load, nodes):
@@ -374,11 +400,17 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
         log(f"{devices} devices connected through HAProxy to {len(nodes)} nodes")
         load = Load(balancer.url, project["key_file"], fleet.tokens, rate)
         load_began = time.time()
-        time.sleep(settle)
+        time.sleep(2)
+        cpu_began = cpu_seconds(nodes, fleet, load, balancer)
+        time.sleep(settle - 2)
+        cpu = cpu_seconds(nodes, fleet, load, balancer)
         started = time.time()
-        # Before anything fails: the rate the senders keep up (the first two seconds start them).
-        report.steady_sends_per_second = round(
-            (load.accepted_since(load_began + 2) - load.accepted_since(started)) / (started - load_began - 2), 1)
+        # Before anything fails: the rate the senders keep up (the first two seconds start them),
+        # and the CPU each part of the run used for a send meanwhile.
+        steady = load.accepted_since(load_began + 2) - load.accepted_since(started)
+        report.steady_sends_per_second = round(steady / (started - load_began - 2), 1)
+        report.steady_cpu_ms_per_send = {
+            part: round(1000 * (cpu[part] - cpu_began[part]) / max(steady, 1), 2) for part in cpu}
 
         if failover:
             report.phases["postgres primary killed"] = lose_the_primary(load, settle)
