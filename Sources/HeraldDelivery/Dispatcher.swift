@@ -65,26 +65,29 @@ public final class Dispatcher: Sendable {
     {
         let message = request.message
         let now = clock.now()
-        var registration: Registration?
+        var recipient: Recipient?
         var audience: FanoutJob.Audience?
         let targetKind: TargetKind
         let target: String
+        // With several nodes, a device's rate (T6) is counted in the store, read with its registration.
+        let countingRecentBefore = cluster.isShared ? now : nil
         switch message.target {
         case .token(let token):
-            let found = try await store.registration(token: token)
+            let found = try await store.recipient(token: token, countingRecentBefore: countingRecentBefore)
             if found == nil,
                 let group = try await store.deviceGroup(projectID: project.id, name: nil, notificationKey: token)
             {
                 audience = .deviceGroup(notificationKey: group.notificationKey)
             } else {
-                registration = try await liveRegistration(
+                recipient = try await live(
                     found, project: project, message: message, now: now, countUnregistered: !request.validateOnly)
             }
             (targetKind, target) = (.token, token)
         case .fid(let fid):
-            registration = try await liveRegistration(
-                try await store.registration(installationID: fid, projectID: project.id), project: project,
-                message: message, now: now, countUnregistered: !request.validateOnly)
+            recipient = try await live(
+                try await store.recipient(
+                    installationID: fid, projectID: project.id, countingRecentBefore: countingRecentBefore),
+                project: project, message: message, now: now, countUnregistered: !request.validateOnly)
             (targetKind, target) = (.fid, fid)
         case .topic(let name):
             audience = .topic(name)
@@ -103,11 +106,17 @@ public final class Dispatcher: Sendable {
             metrics.increment("herald_messages_dry_run_total", [("project", project.id)])
             return MessageID.dryRun
         }
-        if let registration {
+        if let registration = recipient?.registration {
             if cluster.isShared {
-                let recent = try await cluster.recentMessages(
-                    to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
-                    minuteSince: now.adding(milliseconds: -60_000), hourSince: now.adding(milliseconds: -3_600_000))
+                let windows = RecentMessages.windows(before: now)
+                let recent: RecentMessages
+                if let counted = recipient?.recent {
+                    recent = counted
+                } else {
+                    recent = try await cluster.recentMessages(
+                        to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
+                        minuteSince: windows.minute, hourSince: windows.hour)
+                }
                 try quotas.checkDeviceMessage(recent: recent, project: project, now: now)
             } else {
                 try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
@@ -116,7 +125,7 @@ public final class Dispatcher: Sendable {
         let id = messageID ?? MessageID.make(at: now)
         let limits = project.settings.message
         defer { metrics.increment("herald_messages_accepted_total", [("project", project.id)]) }
-        guard let registration else {
+        guard let recipient else {
             // A topic, condition or group: accepted once, expanded by the fanout engine (SEMANTICS T3).
             let ttl = message.androidTTLSeconds ?? limits.maximumTTLSeconds
             let accepted = DeliveryStat(
@@ -130,9 +139,13 @@ public final class Dispatcher: Sendable {
             fanouts?.submit(job)
             return id
         }
+        let registration = recipient.registration
         let plan: DeliveryPlanner.Plan
         do {
-            plan = try await planner.plan(message, id: id, registration: registration, project: project, now: now)
+            var cache = DeliveryPlanner.StanzaCache()
+            plan = try await planner.plan(
+                message, id: id, registration: registration, project: project, now: now,
+                lastConnected: recipient.lastConnectedAt, cache: &cache)
         } catch let error as WebPushEncryption.Failure {
             logger.error(
                 "registration keys unusable",
@@ -190,10 +203,11 @@ public final class Dispatcher: Sendable {
 
     /// The live app registration a token or installation names, checked against the
     /// sending project (SEMANTICS C3, L6).
-    private func liveRegistration(
-        _ found: Registration?, project: Project, message: HeraldCore.Message, now: Timestamp, countUnregistered: Bool
-    ) async throws -> Registration {
-        guard let registration = found else { throw HeraldError.unregistered }
+    private func live(
+        _ found: Recipient?, project: Project, message: HeraldCore.Message, now: Timestamp, countUnregistered: Bool
+    ) async throws -> Recipient {
+        guard let found else { throw HeraldError.unregistered }
+        let registration = found.registration
         guard registration.kind == .app, registration.projectID == project.id else {
             throw HeraldError.senderIDMismatch
         }
@@ -208,7 +222,7 @@ public final class Dispatcher: Sendable {
             }
             throw HeraldError.unregistered
         }
-        return registration
+        return found
     }
 
     private func stored(

@@ -98,6 +98,11 @@ public struct RecentMessages: Sendable, Hashable {
     public var oldestInMinute: Timestamp?
     public var oldestInHour: Timestamp?
 
+    /// The starts of the minute and the hour before `now`, which the counts cover.
+    public static func windows(before now: Timestamp) -> (minute: Timestamp, hour: Timestamp) {
+        (now.adding(milliseconds: -60_000), now.adding(milliseconds: -3_600_000))
+    }
+
     public init(minute: Int, hour: Int, oldestInMinute: Timestamp?, oldestInHour: Timestamp?) {
         self.minute = minute
         self.hour = hour

@@ -22,6 +22,15 @@ public protocol RegistrationStore: Sendable {
     /// The newest registration of a project's installation.
     func registration(installationID: String, projectID: String) async throws -> Registration?
 
+    /// The registration holding this token, with its device's last connection and, when
+    /// `countingRecentBefore` is given, the messages to it in the minute and hour before
+    /// (`Recipient`: what a store cannot read in the same round trip it leaves unknown).
+    func recipient(token: String, countingRecentBefore now: Timestamp?) async throws -> Recipient?
+
+    /// The newest registration of a project's installation, as a `Recipient`.
+    func recipient(installationID: String, projectID: String, countingRecentBefore now: Timestamp?) async throws
+        -> Recipient?
+
     /// Every live registration a device's connection carries.
     func registrations(androidID: UInt64) async throws -> [Registration]
 
@@ -53,4 +62,19 @@ public protocol RegistrationStore: Sendable {
     /// Removes up to `limit` installations created before `createdBefore` that no
     /// registration names; answers how many.
     func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) async throws -> Int
+}
+
+extension RegistrationStore {
+    /// The registration alone: its device and its recent messages are read apart, where needed.
+    public func recipient(token: String, countingRecentBefore now: Timestamp?) async throws -> Recipient? {
+        try await registration(token: token).map { Recipient(registration: $0) }
+    }
+
+    public func recipient(installationID: String, projectID: String, countingRecentBefore now: Timestamp?)
+        async throws -> Recipient?
+    {
+        try await registration(installationID: installationID, projectID: projectID).map {
+            Recipient(registration: $0)
+        }
+    }
 }

@@ -202,13 +202,15 @@ struct ClusterStoreTests {
             try await c.exchangeQuotaCounts(quota: "downstream", mine: [], since: Timestamp(seconds: 2_000)).isEmpty)
     }
 
+    /// A stored message to `target`, sent at `seconds`.
+    func message(_ id: String, to target: String, kind: TargetKind = .token, at seconds: Int64) -> StoredMessage {
+        StoredMessage(
+            id: id, projectID: "alpha-project", targetKind: kind, target: target, body: "{}",
+            createdAt: Timestamp(seconds: seconds), expiresAt: Timestamp(seconds: 100_000))
+    }
+
     @Test func T6_messagesToAnAppInstanceAreCountedFromWhatEveryNodeStored() async throws {
         let stores = try await cluster(["a", "b"])
-        func message(_ id: String, to target: String, kind: TargetKind = .token, at seconds: Int64) -> StoredMessage {
-            StoredMessage(
-                id: id, projectID: "alpha-project", targetKind: kind, target: target, body: "{}",
-                createdAt: Timestamp(seconds: seconds), expiresAt: Timestamp(seconds: 100_000))
-        }
         try await stores[0].appendMessages([
             message("m1", to: "token-1", at: 10), message("m2", to: "token-1", at: 3_500),
             message("m3", to: "other", at: 3_550),
@@ -225,6 +227,86 @@ struct ClusterStoreTests {
                 == RecentMessages(
                     minute: 2, hour: 3, oldestInMinute: Timestamp(seconds: 3_565),
                     oldestInHour: Timestamp(seconds: 3_500)))
+    }
+
+    @Test func T6_L5_aSendsRecipientIsReadWithItsDevicesLastConnectionAndItsRecentMessages() async throws {
+        let stores = try await cluster(["a", "b"])
+        try await stores[0].createRegistration(
+            Registration(
+                token: "token-f", kind: .app, projectID: "alpha-project", sender: "1", appID: "app", subtype: nil,
+                platform: .android, androidID: 2, installationID: "fid-1", webKeys: nil,
+                createdAt: Timestamp(seconds: 2)))
+        try await stores[0].appendMessages([
+            message("m1", to: "token-1", at: 10), message("m2", to: "token-1", at: 3_500),
+            message("m3", to: "fid-1", kind: .fid, at: 3_565), message("m4", to: "token-f", at: 3_400),
+        ])
+        try await stores[1].appendMessages([message("m5", to: "token-1", at: 3_570)])
+        try await stores[0].recordConnection(androidID: 1, at: Timestamp(seconds: 3_000))
+        let now = Timestamp(seconds: 3_620)
+
+        let byToken = try #require(try await stores[1].recipient(token: "token-1", countingRecentBefore: now))
+        #expect(byToken.registration.token == "token-1")
+        #expect(byToken.lastConnectedAt == .some(Timestamp(seconds: 3_000)))
+        let windows = RecentMessages.windows(before: now)
+        let counted = try await stores[1].recentMessages(
+            to: ["token-1"], minuteSince: windows.minute, hourSince: windows.hour)
+        #expect(
+            byToken.recent == counted
+                && counted
+                    == RecentMessages(
+                        minute: 1, hour: 2, oldestInMinute: Timestamp(seconds: 3_570),
+                        oldestInHour: Timestamp(seconds: 3_500))
+        )
+        #expect(try await stores[1].recipient(token: "token-1", countingRecentBefore: nil)?.recent == nil)
+        #expect(try await stores[1].recipient(token: "token-9", countingRecentBefore: now) == nil)
+
+        // By installation: its token's messages and its own count, and a device that never connected.
+        let byInstallation = try #require(
+            try await stores[0].recipient(
+                installationID: "fid-1", projectID: "alpha-project", countingRecentBefore: now))
+        #expect(byInstallation.registration.token == "token-f")
+        #expect(byInstallation.lastConnectedAt == .some(nil))
+        #expect(
+            byInstallation.recent
+                == RecentMessages(
+                    minute: 1, hour: 2, oldestInMinute: Timestamp(seconds: 3_565),
+                    oldestInHour: Timestamp(seconds: 3_400)))
+    }
+
+    @Test func T6_L5_sendsThroughTwoNodesAreCountedTogetherAndAnInactiveDeviceIsDropped() async throws {
+        let stores = try await cluster(["a", "b"])
+        let clock = ManualClock(Timestamp(seconds: 1_800_000_000))
+        var project = sampleProject()
+        project.settings.devicePerMinute = 2
+        for androidID in [1, 2] as [UInt64] {
+            try await stores[0].createRegistration(
+                Registration(
+                    token: "d\(androidID):APA91bapp", kind: .app, projectID: "alpha-project", sender: "1",
+                    appID: "app", subtype: nil, platform: .android, androidID: androidID, installationID: nil,
+                    webKeys: nil, createdAt: Timestamp(seconds: 1)))
+        }
+        try await stores[0].recordConnection(androidID: 1, at: clock.now())
+        let nodes = stores.map { store in
+            Dispatcher(
+                store: store, clock: clock, metrics: HeraldMetrics(factory: NOOPMetricsHandler.instance),
+                path: DeliveryPath(clock: clock), acknowledgementWait: nil, cluster: store,
+                logger: Logger(label: "recipient-test"))
+        }
+        func send(to token: String, through node: Int) async throws {
+            _ = try await nodes[node].send(
+                try SendRequest.decode(Array(#"{"message":{"token":"\#(token)","data":{"k":"v"}}}"#.utf8)),
+                project: project)
+        }
+        try await send(to: "d1:APA91bapp", through: 0)
+        try await send(to: "d1:APA91bapp", through: 1)
+        await #expect(throws: HeraldError.self) { try await send(to: "d1:APA91bapp", through: 0) }
+        // Device 2 never connected, and its registration is older than 31 days (SEMANTICS L5).
+        try await send(to: "d2:APA91bapp", through: 1)
+        let pending = { (androidID: UInt64) in
+            try await stores[0].pendingMessages(androidID: androidID, after: 0, limit: 10, now: clock.now())
+        }
+        #expect(try await pending(1).map(\.deletedCount) == [0, 0])
+        #expect(try await pending(2).map(\.deletedCount) == [1])
     }
 
     @Test func D2_writersOnTwoNodesKeepOneDevicesQueueWithinItsLimits() async throws {

@@ -138,19 +138,13 @@ extension PostgresStore {
     public func recentMessages(to targets: [String], minuteSince: Timestamp, hourSince: Timestamp) async throws
         -> RecentMessages
     {
-        guard
-            let row = try await rows(
-                """
-                SELECT COUNT(*) FILTER (WHERE created_at > \(minuteSince.milliseconds)),
-                    MIN(created_at) FILTER (WHERE created_at > \(minuteSince.milliseconds)), COUNT(*), MIN(created_at)
-                FROM messages WHERE target = ANY(\(targets)) AND created_at > \(hourSince.milliseconds)
-                """
-            ).first
-        else { return RecentMessages(minute: 0, hour: 0, oldestInMinute: nil, oldestInHour: nil) }
-        let (minute, oldestInMinute, hour, oldestInHour) = try row.decode((Int, Int64?, Int, Int64?).self)
-        return RecentMessages(
-            minute: minute, hour: hour, oldestInMinute: oldestInMinute.map(Timestamp.init(milliseconds:)),
-            oldestInHour: oldestInHour.map(Timestamp.init(milliseconds:)))
+        var binds = PostgresBindings()
+        let sql = Self.recentCounting(
+            targets: binds.place(targets), minuteSince: minuteSince, hourSince: hourSince, &binds)
+        guard let row = try await rows(PostgresQuery(unsafeSQL: sql, binds: binds)).first else {
+            return RecentMessages(minute: 0, hour: 0, oldestInMinute: nil, oldestInHour: nil)
+        }
+        return try Self.recentMessages(row.makeRandomAccess(), from: 0)
     }
 
     public func exchangeQuotaCounts(quota: String, mine: [QuotaCount], since: Timestamp) async throws -> [QuotaCount] {
