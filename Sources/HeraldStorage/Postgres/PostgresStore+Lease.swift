@@ -41,7 +41,7 @@ extension PostgresStore {
                     }
                 }
                 group.addTask {
-                    try await Task.sleep(for: Self.leaseTimeout)
+                    try await self.leaseDeadlines.wait(until: .now + Self.leaseTimeout)
                     guard let connection = leased.connection.withLock({ $0 }) else { throw LeaseTimedOut() }
                     try await self.watch(connection, host: index, statement: statement)
                     return nil

@@ -21,6 +21,8 @@ public final class PostgresStore: HeraldStore, Cluster {
     /// A pool for each of the location's hosts; statements use the primary's.
     let clients: [PostgresClient]
     let primary: PostgresPrimary
+    /// When statements waiting for a connection give up (`leaseTimeout`).
+    let leaseDeadlines = LeaseDeadlines()
     let logger: Logger
 
     /// Why the store could not open or a statement failed, in the database's words.
@@ -72,6 +74,7 @@ public final class PostgresStore: HeraldStore, Cluster {
         await withDiscardingTaskGroup { group in
             for client in clients { group.addTask { await client.run() } }
             group.addTask { await self.primary.watch(logger: self.logger, probe: probe) }
+            group.addTask { await self.leaseDeadlines.run() }
         }
     }
 
