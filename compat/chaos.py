@@ -160,7 +160,7 @@ class Load:
     processes of `threads` threads each (one Python process cannot send 300 a second); what
     was named (owed), and every send that raised after the SDK's own retries."""
 
-    def __init__(self, url, key_file, tokens, rate, processes=4, threads=4):
+    def __init__(self, url, key_file, tokens, rate, processes=4, threads=6):
         self.owed = {}
         self.errors = []  # (time, error text)
         self.accepted_at = []  # times of named sends
