@@ -163,7 +163,10 @@ public struct LegacySendRequest: Sendable, Equatable {
         var notification = LegacyNotification()
         for (key, value) in members {
             if key == "badge" {
-                guard let number = value.numberValue ?? value.stringValue.flatMap(Double.init) else {
+                // Finite and within the integers a double holds exactly ("1e300" and "nan" are not).
+                guard let number = value.numberValue ?? value.stringValue.flatMap(Double.init), number.isFinite,
+                    abs(number) < 1e15
+                else {
                     throw Malformed(description: "Field \"notification.badge\" must be a number.")
                 }
                 notification.badge = Int(number)

@@ -98,7 +98,7 @@ public enum SchemaNormalizer {
                 }
                 return .string(upper)
             case .number(let n):
-                guard n.rounded(.towardZero) == n, n >= 0, Int(n) < names.count else {
+                guard n.rounded(.towardZero) == n, n >= 0, n < Double(names.count) else {
                     throw HeraldError.invalidField(
                         path(), "Invalid value at '\(path())' (type.googleapis.com/\(typeName)), \(value.rendered)")
                 }

@@ -71,6 +71,10 @@ import Testing
         expectMalformed(#"{"to":"a","data":["x"]}"#, saying: #"Field "data" must be a JSON object"#)
         expectMalformed(#"{"to":"a","notification":{"title":5}}"#, saying: "notification.title")
         expectMalformed(#"{"to":"a","notification":{"badge":"many"}}"#, saying: "notification.badge")
+        // Numbers no integer holds are refused, not converted (which would stop the process).
+        expectMalformed(#"{"to":"a","notification":{"badge":1e300}}"#, saying: "notification.badge")
+        expectMalformed(#"{"to":"a","notification":{"badge":"nan"}}"#, saying: "notification.badge")
+        expectMalformed(#"{"to":"a","notification":{"badge":"-inf"}}"#, saying: "notification.badge")
     }
 
     @Test func P2_theOptionsHoldForEveryPlatform() throws {

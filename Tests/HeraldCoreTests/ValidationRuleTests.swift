@@ -182,6 +182,10 @@ import Testing
 
     @Test func enumValuesAreCheckedInAnyCase() {
         expectInvalid(#"{"token":"APA91bt","android":{"priority":"urgent"}}"#, field: "message.android.priority")
+        // An enumeration's number past every integer (found by FuzzMessage) is refused, not converted.
+        expectInvalid(
+            #"{"token":"APA91bt","android":{"priority":99999999999999999999999}}"#, field: "message.android.priority")
+        expectInvalid(#"{"token":"APA91bt","android":{"priority":2}}"#, field: "message.android.priority")
         expectInvalid(
             #"{"token":"APA91bt","android":{"notification":{"visibility":"hidden"}}}"#,
             field: "message.android.notification.visibility")
