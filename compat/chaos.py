@@ -264,9 +264,12 @@ def cpu_seconds(nodes, fleet, load, balancer):
     def named(program):
         total = 0.0
         for entry in os.listdir("/proc"):
+            if not entry.isdigit():
+                continue
             try:
-                if entry.isdigit() and open(f"/proc/{entry}/comm").read().strip() == program:
-                    total += of(entry)
+                with open(f"/proc/{entry}/comm") as f:
+                    if f.read().strip() == program:
+                        total += of(entry)
             except OSError:
                 pass
         return total

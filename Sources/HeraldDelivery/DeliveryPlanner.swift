@@ -106,12 +106,15 @@ public struct DeliveryPlanner: Sendable {
         return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted)])
     }
 
-    /// The plan for a single send, with nothing to share.
+    /// The plan for a single send, with nothing to share (`lastConnected` as above).
     public func plan(
-        _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp
+        _ message: HeraldCore.Message, id: String, registration: Registration, project: Project, now: Timestamp,
+        lastConnected: Timestamp?? = nil
     ) async throws -> Plan {
         var cache = StanzaCache()
-        return try await plan(message, id: id, registration: registration, project: project, now: now, cache: &cache)
+        return try await plan(
+            message, id: id, registration: registration, project: project, now: now, lastConnected: lastConnected,
+            cache: &cache)
     }
 
     /// Hands a TTL-0 message to its device's connection here; answers the counter to add.

@@ -69,8 +69,9 @@ public final class Dispatcher: Sendable {
         var audience: FanoutJob.Audience?
         let targetKind: TargetKind
         let target: String
-        // With several nodes, a device's rate (T6) is counted in the store, read with its registration.
-        let countingRecentBefore = cluster.isShared ? now : nil
+        // With several nodes, a device's rate (T6) is counted in the store, read with its
+        // registration; a dry run stores nothing, and is not counted.
+        let countingRecentBefore = cluster.isShared && !request.validateOnly ? now : nil
         switch message.target {
         case .token(let token):
             let found = try await store.recipient(token: token, countingRecentBefore: countingRecentBefore)
@@ -108,11 +109,12 @@ public final class Dispatcher: Sendable {
         }
         if let registration = recipient?.registration {
             if cluster.isShared {
-                let windows = RecentMessages.windows(before: now)
                 let recent: RecentMessages
                 if let counted = recipient?.recent {
                     recent = counted
                 } else {
+                    // A store that does not count with its read.
+                    let windows = RecentMessages.windows(before: now)
                     recent = try await cluster.recentMessages(
                         to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
                         minuteSince: windows.minute, hourSince: windows.hour)
@@ -142,10 +144,9 @@ public final class Dispatcher: Sendable {
         let registration = recipient.registration
         let plan: DeliveryPlanner.Plan
         do {
-            var cache = DeliveryPlanner.StanzaCache()
             plan = try await planner.plan(
                 message, id: id, registration: registration, project: project, now: now,
-                lastConnected: recipient.lastConnectedAt, cache: &cache)
+                lastConnected: recipient.lastConnectedAt)
         } catch let error as WebPushEncryption.Failure {
             logger.error(
                 "registration keys unusable",
