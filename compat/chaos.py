@@ -132,6 +132,7 @@ class Fleet:
         self.ready = threading.Event()
         threading.Thread(target=self._read, daemon=True).start()
         if not self.ready.wait(timeout=180):
+            self.process.kill()
             raise RuntimeError("the fleet did not connect")
         with open(identities) as f:
             instances = json.load(f)
@@ -199,6 +200,12 @@ class Load:
     def accepted_since(self, moment):
         with self.lock:
             return sum(1 for at in self.accepted_at if at > moment)
+
+    def rate_between(self, start, end):
+        """Sends accepted a second from `start` to `end`."""
+        with self.lock:
+            accepted = sum(1 for at in self.accepted_at if start < at <= end)
+        return round(accepted / max(end - start, 0.001), 1)
 
     def errors_between(self, start, end):
         with self.lock:
@@ -347,6 +354,7 @@ def lose_the_primary(load, settle):
     time.sleep(settle)
     return {"killed": killed, "new primary after s": promoted and round(promoted, 1),
             "sends resumed after s": resumed and round(resumed, 1),
+            "sends a second once resumed": resumed and load.rate_between(started + resumed, time.time()),
             "failed sends": len(load.errors_between(started, time.time()))}
 
 
@@ -358,7 +366,8 @@ def lose_a_node(load, nodes, settle):
     time.sleep(settle)
     victim.start()
     time.sleep(2)
-    return {"node": victim.name, "failed sends": load.errors_between(started, time.time())}
+    return {"node": victim.name, "sends a second": load.rate_between(started, time.time()),
+            "failed sends": load.errors_between(started, time.time())}
 
 
 def restart_in_turn(load, nodes):
@@ -370,7 +379,8 @@ def restart_in_turn(load, nodes):
         stops.append(seconds and round(seconds, 1))
         node.start()
         time.sleep(3)
-    return {"seconds to stop": stops, "failed sends": load.errors_between(started, time.time())}
+    return {"seconds to stop": stops, "sends a second": load.rate_between(started, time.time()),
+            "failed sends": load.errors_between(started, time.time())}
 
 
 def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling=True, store=None,

@@ -171,7 +171,8 @@ public struct ClusterService: Service {
                     quotas.setRemoteCounts(quota, others, now: now)
                     published[quota] = counts
                 } catch {
-                    logger.warning("quota exchange failed", metadata: ["error": "\(error)"])
+                    // One cut short by the node's stop is not news.
+                    if !Task.isCancelled { logger.warning("quota exchange failed", metadata: ["error": "\(error)"]) }
                 }
             }
             try? await Task.sleep(for: timing.quotaExchange)

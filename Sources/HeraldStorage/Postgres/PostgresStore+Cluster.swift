@@ -77,7 +77,7 @@ extension PostgresStore {
             SELECT android_id, holder_node FROM devices
             WHERE android_id = ANY(\(androidIDs.map { Int64(bitPattern: $0) })) AND holder_node IS NOT NULL
                 AND holder_node <> \(nodeID)
-            """)
+            """, prepared: true)
         {
             let (id, node) = try row.decode((Int64, String).self)
             holders[UInt64(bitPattern: id)] = node
@@ -110,7 +110,7 @@ extension PostgresStore {
         for start in stride(from: 0, to: androidIDs.count, by: Self.devicesPerSignal) {
             let payload = androidIDs[start..<min(start + Self.devicesPerSignal, androidIDs.count)]
                 .map { String($0, radix: 36) }.joined(separator: ",")
-            try await run("SELECT pg_notify(\(channel), \(payload))")
+            try await run("SELECT pg_notify(\(channel), \(payload))", prepared: true)
         }
     }
 
@@ -166,7 +166,7 @@ extension PostgresStore {
                 SELECT project_id, bucket, SUM(count)::bigint FROM quota_counts
                 WHERE quota = \(quota) AND node_id <> \(self.nodeID) AND bucket >= \(since.milliseconds)
                 GROUP BY project_id, bucket
-                """, on: connection
+                """, on: connection, prepared: true
             ).map { row in
                 let (project, bucket, count) = try row.decode((String, Int64, Int).self)
                 return QuotaCount(projectID: project, bucket: bucket, count: count)

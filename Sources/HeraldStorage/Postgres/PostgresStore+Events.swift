@@ -49,7 +49,7 @@ extension PostgresStore {
             event.node = nodeID
             return event
         }
-        try await run(PostgresQuery(unsafeSQL: Self.insertion(of: named, &binds), binds: binds))
+        try await run(PostgresQuery(unsafeSQL: Self.insertion(of: named, &binds), binds: binds), prepared: true)
     }
 
     static let eventColumns = SQLiteStore.eventColumns

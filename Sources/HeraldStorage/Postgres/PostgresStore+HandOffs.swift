@@ -21,7 +21,7 @@ extension PostgresStore {
                 FROM due WHERE device_queue.sequence = due.due_sequence
                 RETURNING device_queue.sequence,
                     (SELECT apns FROM registrations WHERE registrations.token = device_queue.token)
-                """, on: connection)
+                """, on: connection, prepared: true)
             {
                 let (sequence, apns) = try row.decode((Int64, String?).self)
                 // A row of a device in the range that no APNs registration names is never due.

@@ -64,7 +64,7 @@ extension PostgresStore {
                     accepted AS (\(Self.insertion(of: messages.compactMap { EventRows.accepted($0, node: self.nodeID) }, &binds)))
                 SELECT 1 FROM devices WHERE android_id = ANY(\(binds.place(devices))) ORDER BY android_id FOR UPDATE
                 """
-            try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
+            try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, prepared: true)
         }
         guard !queue.isEmpty else {
             try await record(stats, on: connection)
@@ -76,7 +76,7 @@ extension PostgresStore {
             """
             SELECT \(unescaped: Self.admissionColumns) FROM device_queue WHERE android_id = ANY(\(devices))
             ORDER BY sequence
-            """, on: connection)
+            """, on: connection, prepared: true)
         {
             let entry = try Self.queued(row)
             taken.insert(.init(androidID: entry.androidID, persistentID: entry.persistentID))
@@ -92,7 +92,7 @@ extension PostgresStore {
                 \(self.eventWriting(plan.stats, &binds))
             \(Self.insertion(of: plan.inserts, &binds)) RETURNING android_id, persistent_id, sequence
             """
-        for row in try await rows(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection) {
+        for row in try await rows(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, prepared: true) {
             let (device, persistentID, sequence) = try row.decode((Int64, String, Int64).self)
             sequences[.init(androidID: UInt64(bitPattern: device), persistentID: persistentID)] = sequence
         }
@@ -143,7 +143,7 @@ extension PostgresStore {
             WHERE android_id = \(Int64(bitPattern: androidID)) AND sequence > \(sequence)
                 AND expires_at > \(now.milliseconds)
             ORDER BY sequence LIMIT \(limit)
-            """
+            """, prepared: true
         ).map(Self.queued)
     }
 
@@ -156,7 +156,7 @@ extension PostgresStore {
             WHERE android_id = \(Int64(bitPattern: androidID)) AND sequence > \(sequence)
                 AND expires_at > \(now.milliseconds) AND is_high_priority
             ORDER BY sequence LIMIT \(limit)
-            """
+            """, prepared: true
         ).map(Self.queued)
     }
 
@@ -208,7 +208,7 @@ extension PostgresStore {
                     WHERE receipt_id <> '' AND project_id IS NULL
                     ON CONFLICT DO NOTHING)
                 SELECT \(unescaped: Self.queueColumns) FROM removed
-                """, on: connection
+                """, on: connection, prepared: true
             ).map(Self.queued)
             try await self.record(
                 removed.filter { $0.deletedCount == 0 }.map { $0.stat(.delivered) }, on: connection)

@@ -47,7 +47,8 @@ extension PostgresStore {
                 \(now == nil ? "" : ", recent.*")
             FROM registrations\(recent) WHERE \(condition)
             """
-        guard let row = try await rows(PostgresQuery(unsafeSQL: sql, binds: binds)).first else { return nil }
+        let found = try await rows(PostgresQuery(unsafeSQL: sql, binds: binds), prepared: true)
+        guard let row = found.first else { return nil }
         let columns = row.makeRandomAccess()
         let lastConnected = try columns[Self.registrationColumnCount].decode(Int64?.self)
         return Recipient(

@@ -54,7 +54,7 @@ extension PostgresStore {
                 SELECT id FROM scheduled_sends WHERE ready_at <= \(now.milliseconds)
                 ORDER BY ready_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING \(unescaped: Self.scheduledColumns)
-            """
+            """, prepared: true
         ).map(Self.scheduledSend).sorted { ($0.dueAt, $0.id) < ($1.dueAt, $1.id) }
     }
 

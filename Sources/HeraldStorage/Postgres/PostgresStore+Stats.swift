@@ -31,7 +31,7 @@ extension PostgresStore {
         guard !stats.isEmpty else { return }
         var binds = PostgresBindings()
         let sql = "WITH \(eventWriting(stats, &binds)) \(Self.counting(stats, &binds))"
-        try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
+        try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, prepared: true)
     }
 
     /// Adds to delivery counters: a statement or a part of one, its values placed in

@@ -56,7 +56,7 @@ extension PostgresStore {
                         WHERE events.project_id = webhooks.project_id AND events.sequence > webhooks.cursor)
                 ORDER BY ready_at, id LIMIT \(limit) FOR UPDATE SKIP LOCKED)
             RETURNING \(unescaped: Self.webhookColumns)
-            """
+            """, prepared: true
         ).map(Self.webhook)
     }
 

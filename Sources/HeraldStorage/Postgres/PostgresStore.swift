@@ -189,23 +189,24 @@ public final class PostgresStore: HeraldStore, Cluster {
         }
     }
 
-    /// Runs one statement, which is a transaction of its own.
-    func run(_ query: PostgresQuery) async throws {
-        _ = try await rows(query)
+    /// Runs one statement, which is a transaction of its own; a `prepared` one as a named
+    /// prepared statement (`PreparedQuery`), for statements run many times a second.
+    func run(_ query: PostgresQuery, prepared: Bool = false) async throws {
+        _ = try await rows(query, prepared: prepared)
     }
 
-    func run(_ query: PostgresQuery, on connection: PostgresConnection) async throws {
-        _ = try await rows(query, on: connection)
+    func run(_ query: PostgresQuery, on connection: PostgresConnection, prepared: Bool = false) async throws {
+        _ = try await rows(query, on: connection, prepared: prepared)
     }
 
-    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+    func rows(_ query: PostgresQuery, prepared: Bool = false) async throws -> [PostgresRow] {
         let index = try primaryIndex()
         var attempt = 0
         while true {
             attempt += 1
             do {
                 return try await withLeasedConnection(host: index, statement: query.sql) { connection in
-                    try await self.rows(query, on: connection)
+                    try await self.rows(query, on: connection, prepared: prepared)
                 }
             } catch is ConnectionLost where attempt < 3 {
                 // The pool handed out a connection the server had just ended; the statement never ran.
@@ -220,9 +221,24 @@ public final class PostgresStore: HeraldStore, Cluster {
     /// Runs a statement on a connection that is still open: PostgreSQL's client never
     /// answers a statement written to a connection that has closed (the server ended it, as
     /// a primary going away does), and its caller would wait forever.
-    func rows(_ query: PostgresQuery, on connection: PostgresConnection) async throws -> [PostgresRow] {
+    func rows(_ query: PostgresQuery, on connection: PostgresConnection, prepared: Bool = false) async throws
+        -> [PostgresRow]
+    {
         guard !connection.isClosed else { throw ConnectionLost() }
-        return try await connection.query(query, logger: logger).collect()
+        guard prepared else { return try await connection.query(query, logger: logger).collect() }
+        do {
+            return try await PreparedQuery.rows(query, on: connection, logger: logger)
+        } catch let error as PSQLError {
+            // A connection keeps a statement whose preparation failed as failed for good, and
+            // a prepared statement whose tables changed shape may fail each run: the
+            // connection is closed, so that the pool opens a new one (the server has just
+            // answered, so the close does not wait on it). Failures of a run's values,
+            // constraints or transaction (classes 22, 23, 40) are not about the statement,
+            // and leave it be.
+            let state = error.serverInfo?[.sqlState] ?? ""
+            if !["22", "23", "40"].contains(state.prefix(2)) { try? await connection.close() }
+            throw error
+        }
     }
 
     /// Why a statement was not written: its connection had closed, so none of it ran.
