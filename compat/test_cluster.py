@@ -42,10 +42,12 @@ def new_database():
 
 
 class Node(ServeProcess):
-    """One `herald serve --store` process; all nodes share a data directory only for the
-    gateway's TLS certificate authority, which devices trust."""
+    """One `herald serve --store` process (of `binary`, this build's by default); all nodes
+    share a data directory only for the gateway's TLS certificate authority, which devices
+    trust."""
 
-    def __init__(self, cluster, node_id, data_dir=None, named=True):
+    def __init__(self, cluster, node_id, data_dir=None, named=True, binary=None):
+        self.binary = binary or HERALD
         self.cluster = cluster
         self.node_id = node_id
         self.named = named  # False: started without --node-id
@@ -60,7 +62,7 @@ class Node(ServeProcess):
     def start(self, *extra):
         log = open(os.path.join(self.cluster.directory, f"{self.node_id}.log"), "ab")
         self.process = subprocess.Popen(
-            [HERALD, "serve", "--store", self.cluster.store, *(["--node-id", self.node_id] if self.named else []),
+            [self.binary, "serve", "--store", self.cluster.store, *(["--node-id", self.node_id] if self.named else []),
              "--data-dir", self.data_dir, "--http-port", str(self.port),
              "--gateway-port", str(self.gateway_port), "--database-connections", "8", *extra],
             stdout=log, stderr=subprocess.STDOUT,
@@ -75,11 +77,12 @@ def new_cluster():
         directory=directory, data_dir=os.path.join(directory, "data"), store=new_database(), projects={})
 
 
-def create_projects(cluster, projects, public_url):
-    """Creates `projects` in the cluster's database, their key files naming `public_url`."""
+def create_projects(cluster, projects, public_url, binary=None):
+    """Creates `projects` in the cluster's database (with `binary`, this build's by default),
+    their key files naming `public_url`."""
     for project in projects:
         output = subprocess.run(
-            [HERALD, "project", "create", project, "--public-url", public_url, "--key-dir", cluster.directory,
+            [binary or HERALD, "project", "create", project, "--public-url", public_url, "--key-dir", cluster.directory,
              "--store", cluster.store],
             capture_output=True, text=True, timeout=60, check=True).stdout
         fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
