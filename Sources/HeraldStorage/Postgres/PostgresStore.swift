@@ -230,13 +230,15 @@ public final class PostgresStore: HeraldStore, Cluster {
             return try await PreparedQuery.rows(query, on: connection, logger: logger)
         } catch let error as PSQLError {
             // A connection keeps a statement whose preparation failed as failed for good, and
-            // a prepared statement whose tables changed shape may fail each run: the
-            // connection is closed, so that the pool opens a new one (the server has just
-            // answered, so the close does not wait on it). Failures of a run's values,
-            // constraints or transaction (classes 22, 23, 40) are not about the statement,
-            // and leave it be.
-            let state = error.serverInfo?[.sqlState] ?? ""
-            if !["22", "23", "40"].contains(state.prefix(2)) { try? await connection.close() }
+            // a prepared statement whose tables changed shape may fail each run: when the
+            // server answered with such a failure, the connection is closed (the server is
+            // there, so the close does not wait on it) and the pool opens a new one. Failures
+            // of a run's values, constraints or transaction (classes 22, 23, 40) are not about
+            // the statement; one without a server's answer is the connection's own, and the
+            // pool drops it.
+            if let state = error.serverInfo?[.sqlState], !["22", "23", "40"].contains(state.prefix(2)) {
+                try? await connection.close()
+            }
             throw error
         }
     }
