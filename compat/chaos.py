@@ -108,11 +108,15 @@ class Balancer:
                 f"{address}:5228 check port 8080", f"127.0.0.1:{node.gateway_port} check port {node.port}")
             config = config.replace(f"{address}:8080 check", f"127.0.0.1:{node.port} check")
         assert "10.0.0." not in config and ":8080" not in config and ":5228" not in config
+        # Requests that ended other than normally are logged, to explain a failed send.
+        config = config.replace("global\n", "global\n    log stderr format raw local0\n", 1)
+        config = config.replace("frontend api\n", "frontend api\n    log global\n    option httplog\n    option dontlog-normal\n")
+        self.log = os.path.join(directory, "haproxy.log")
         path = os.path.join(directory, "haproxy.cfg")
         with open(path, "w") as f:
             f.write(config)
         self.process = subprocess.Popen(["haproxy", "-db", "-f", path], stdout=subprocess.DEVNULL,
-                                        stderr=open(os.path.join(directory, "haproxy.log"), "ab"))
+                                        stderr=open(self.log, "ab"))
         self.url = f"http://127.0.0.1:{self.http_port}"
 
 
@@ -457,6 +461,9 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
         report.unowed = sum(1 for ids in fleet.received.values() for i in set(ids) if i not in owed_ids)
         report.reconnects = fleet.reconnects
         report.sample_errors = [text for _, text in load.errors[:5]]
+        with open(balancer.log, errors="replace") as f:
+            report.balancer_errors = [
+                line.strip() for line in f if " api herald_http" in line and " 200 " not in line][-10:]
         return report
     finally:
         if load:
