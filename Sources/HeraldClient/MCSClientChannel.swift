@@ -19,7 +19,7 @@ public enum MCSClientChannel {
     ) async throws -> NIOAsyncChannel<MCSFrame, MCSFrame> {
         let hostname = host.allSatisfy { $0.isNumber || $0 == "." || $0 == ":" } ? nil : host
         return try await ClientBootstrap(group: group)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(10))
             .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {

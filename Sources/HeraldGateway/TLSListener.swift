@@ -16,7 +16,7 @@ public enum TLSListener {
         try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .serverChannelOption(.backlog, value: backlog)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-            .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
+            .childChannelOption(.tcpOption(.tcp_nodelay), value: 1)
             // A connection keeps its receive buffer between reads; NIO's default starts at
             // 2 KiB. Frames from devices are mostly a few hundred bytes, and the buffer grows
             // for larger reads, so starting small saves most of it on every idle connection.

@@ -16,7 +16,7 @@ public enum BenchDevice {
         onMessage: @escaping @Sendable (McsProto_DataMessageStanza, ContinuousClock.Instant) -> Void = { _, _ in }
     ) async throws -> any Channel {
         var bootstrap = ClientBootstrap(group: group)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .connectTimeout(.seconds(30))
         if let localAddress {
             bootstrap = bootstrap.bind(to: try SocketAddress(ipAddress: localAddress, port: 0))

@@ -14,7 +14,7 @@ public enum XMPPBenchAppServer {
         onUpstream: @escaping @Sendable (String, ContinuousClock.Instant) -> Void
     ) async throws -> any Channel {
         let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelOption(.tcpOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(
