@@ -131,7 +131,8 @@ class HeraldDevice:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
         )
         self.lines = queue.Queue()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
         self.token = self.line().split(": ", 1)[1]
 
     def _read(self):
@@ -159,6 +160,17 @@ class HeraldDevice:
     def stop(self):
         self.command("quit")
         assert self.process.wait(timeout=10) == 0
+
+    def kill(self):
+        """Kills the device with SIGKILL, as a crash would, and returns every line it had
+        printed and not yet been read: its output is read to the end first."""
+        self.process.kill()
+        self.process.wait(timeout=10)
+        self.reader.join(timeout=10)
+        lines = []
+        while not self.lines.empty():
+            lines.append(self.lines.get())
+        return lines
 
 
 @pytest.fixture(scope="session")
