@@ -27,7 +27,7 @@ import warnings
 from firebase_admin import exceptions, messaging
 
 import herald_sdk
-from conftest import HERALD, ROOT, free_port, wait_until_healthy
+from conftest import HERALD, ROOT, free_port, printed_fields, wait_until_healthy
 
 PROJECT = "chaos-test"
 # firebase-admin 7 prefers Message.fid; Herald answers both.
@@ -405,7 +405,7 @@ def run(devices=1000, rate=300, settle=8, failover=True, node_loss=True, rolling
         output = subprocess.run(
             [HERALD, "project", "create", PROJECT, "--store", STORE, "--public-url", balancer.url, "--key-dir",
              directory], capture_output=True, text=True, check=True, timeout=60).stdout
-        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        fields = printed_fields(output)
         project = {"api_key": fields["api key"], "key_file": fields["key file"]}
         subprocess.run([HERALD, "project", "set", PROJECT, "--store", STORE, "device-per-minute=100000",
                         "device-per-hour=100000", "max-pending=100000", "downstream-per-minute=1000000"],

@@ -24,6 +24,13 @@ def free_port():
         return s.getsockname()[1]
 
 
+def printed_fields(output):
+    """The `name: value` lines a herald command printed (`herald project create`, `webhook
+    add`), as a dictionary."""
+    return {key.strip(): value.strip() for key, value in
+            (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+
+
 def wait_until_healthy(url, seconds=30):
     """Waits until a herald serve answers its health check."""
     deadline = time.time() + seconds
@@ -79,8 +86,7 @@ class HeraldServer:
 
     def create_project(self, project_id):
         output = self.cli("project", "create", project_id, "--public-url", self.url, "--key-dir", self.directory)
-        fields = dict(line.split(":", 1) for line in output.splitlines() if ":" in line)
-        fields = {k.strip(): v.strip() for k, v in fields.items()}
+        fields = printed_fields(output)
         key_file = fields["key file"]
         with open(key_file) as f:
             assert json.load(f)["token_uri"] == f"{self.url}/token"

@@ -19,7 +19,7 @@ import types
 from firebase_admin import exceptions, messaging
 
 import herald_sdk
-from conftest import HERALD, ServeProcess, free_port, wait_until_healthy
+from conftest import HERALD, ServeProcess, free_port, printed_fields, wait_until_healthy
 from test_semantics import Device
 
 PROJECT = "crash-test"
@@ -75,7 +75,7 @@ def run(store=None, online=4, offline=4, kills=3, pause=(1.5, 3.0), topic_every=
     devices = []
     try:
         output = server.cli("project", "create", PROJECT, "--public-url", server.url, "--key-dir", directory)
-        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        fields = printed_fields(output)
         server.projects[PROJECT] = {"id": PROJECT, "api_key": fields["api key"], "key_file": fields["key file"]}
         # The semantics Device helper registers apps of this project.
         server.projects["compat-semantics"] = server.projects[PROJECT]

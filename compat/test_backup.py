@@ -12,7 +12,7 @@ import time
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HERALD
+from conftest import HERALD, printed_fields
 from crash import Server, collect
 from test_semantics import Device
 
@@ -25,7 +25,7 @@ def test_a_backup_taken_while_sending_restores_everything_accepted_before_it():
     devices = []
     try:
         output = server.cli("project", "create", PROJECT, "--public-url", server.url, "--key-dir", directory)
-        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        fields = printed_fields(output)
         server.projects["compat-semantics"] = {"id": PROJECT, "api_key": fields["api key"]}
         server.cli("project", "set", PROJECT, "device-per-minute=100000", "device-per-hour=100000",
                    "max-pending=100000")

@@ -24,7 +24,7 @@ from firebase_admin import exceptions, messaging
 from pywebpush import webpush
 
 import herald_sdk
-from conftest import HERALD, HeraldDevice, ServeProcess, free_port, wait_until_healthy
+from conftest import HERALD, HeraldDevice, ServeProcess, free_port, printed_fields, wait_until_healthy
 from test_semantics import Device
 
 POSTGRES = os.environ.get("HERALD_TEST_POSTGRES")
@@ -85,7 +85,7 @@ def create_projects(cluster, projects, public_url, binary=None):
             [binary or HERALD, "project", "create", project, "--public-url", public_url, "--key-dir", cluster.directory,
              "--store", cluster.store],
             capture_output=True, text=True, timeout=60, check=True).stdout
-        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        fields = printed_fields(output)
         cluster.projects[project] = {
             "id": project, "key_file": fields["key file"], "number": fields["project number"].split()[0],
             "api_key": fields["api key"], "server_key": fields["server key"],

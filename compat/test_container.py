@@ -13,7 +13,7 @@ import pytest
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HERALD, HeraldDevice, free_port, wait_until_healthy
+from conftest import HERALD, HeraldDevice, free_port, printed_fields, wait_until_healthy
 
 IMAGE = os.environ.get("HERALD_IMAGE")
 PODMAN = shlex.split(os.environ.get("HERALD_PODMAN", "podman"))
@@ -57,8 +57,7 @@ class ContainerServer:
     def create_project(self, project_id):
         output = podman("exec", self.container, "herald", "project", "create", project_id, "--data-dir", "/var/lib/herald",
                         "--public-url", self.url, "--key-dir", "/var/lib/herald")
-        fields = {key.strip(): value.strip() for key, value in
-                  (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        fields = printed_fields(output)
         key_file = os.path.join(self.directory, f"{project_id}.json")
         with open(key_file, "w") as f:
             f.write(self.read(fields["key file"]))

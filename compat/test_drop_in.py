@@ -21,7 +21,7 @@ import time
 
 import pytest
 
-from conftest import HERALD, free_port
+from conftest import HERALD, free_port, printed_fields
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="needs root and iproute2")
 COMPAT = os.path.dirname(os.path.abspath(__file__))
@@ -72,7 +72,7 @@ def drop_in():
     output = subprocess.run(
         [HERALD, "project", "create", "compat-dropin", "--drop-in", "--key-dir", directory, "--data-dir", data],
         capture_output=True, text=True, check=True).stdout
-    fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+    fields = printed_fields(output)
     key_file = fields["key file"]
     with open(key_file) as f:
         assert json.load(f)["token_uri"] == "https://oauth2.googleapis.com/token"

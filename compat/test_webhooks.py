@@ -12,7 +12,7 @@ import pytest
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HERALD, HeraldDevice, HeraldServer, free_port
+from conftest import HERALD, HeraldDevice, HeraldServer, free_port, printed_fields
 from webhook_receiver import Receiver, verify
 
 PROJECT = "compat-hooks"
@@ -35,7 +35,7 @@ def app(server):
 
 def add_webhook(server, receiver, *flags):
     output = server.cli("project", "webhook", "add", PROJECT, "--url", receiver.url, *flags)
-    fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines())}
+    fields = printed_fields(output)
     receiver.secret = fields["signing secret"]
     return fields["webhook"]
 
@@ -251,8 +251,7 @@ def test_E5_with_two_nodes_events_of_a_message_delivered_through_the_other_node_
         output = subprocess.run(
             [HERALD, "project", "webhook", "add", "compat-semantics", "--url", receiver.url, "--store", cluster.store],
             capture_output=True, text=True, timeout=60, check=True).stdout
-        receiver.secret = dict(
-            (k.strip(), v.strip()) for k, v in (line.split(":", 1) for line in output.splitlines()))["signing secret"]
+        receiver.secret = printed_fields(output)["signing secret"]
         device = HeraldDevice(cluster.nodes["b"], "compat-semantics", tmp_path / "two.json")
         app = herald_sdk.initialize(
             cluster.nodes["a"].url, cluster.projects["compat-semantics"]["key_file"], name="hooks-two-nodes")

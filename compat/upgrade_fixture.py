@@ -19,6 +19,7 @@ import urllib.parse
 from firebase_admin import messaging
 
 import herald_sdk
+from conftest import printed_fields
 from crash import Server
 from test_semantics import Device
 
@@ -39,7 +40,7 @@ def write(version, store):
     server = Server(directory, url)
     try:
         output = server.cli("project", "create", PROJECT, "--public-url", server.url, "--key-dir", directory)
-        fields = {k.strip(): v.strip() for k, v in (line.split(":", 1) for line in output.splitlines() if ":" in line)}
+        fields = printed_fields(output)
         project = {"id": PROJECT, "api_key": fields["api key"], "key_file": fields["key file"]}
         server.projects["compat-semantics"] = project
         server.start()
