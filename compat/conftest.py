@@ -101,15 +101,21 @@ class HeraldServer:
 
     def start(self, *extra):
         log = open(os.path.join(self.directory, "serve.log"), "ab")
+        # Metrics need a token (or --metrics-without-token): the suite reads them with one.
+        self.metrics_token = (extra[extra.index("--metrics-token") + 1] if "--metrics-token" in extra
+                              else "suite-" + os.urandom(12).hex())
+        token = [] if "--metrics-token" in extra else ["--metrics-token", self.metrics_token]
         self.process = subprocess.Popen(
             [HERALD, "serve", "--data-dir", self.data_dir, "--http-port", str(self.port),
-             "--gateway-port", str(self.gateway_port), *extra],
+             "--gateway-port", str(self.gateway_port), *token, *extra],
             stdout=log, stderr=subprocess.STDOUT,
         )
         wait_until_healthy(self.url)
 
     def metrics(self):
-        with urllib.request.urlopen(f"{self.url}/metrics", timeout=5) as response:
+        request = urllib.request.Request(f"{self.url}/metrics",
+                                         headers={"Authorization": f"Bearer {self.metrics_token}"})
+        with urllib.request.urlopen(request, timeout=5) as response:
             return response.read().decode()
 
     def stop(self):

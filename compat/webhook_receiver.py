@@ -88,4 +88,4 @@ class Receiver:
                 return taken
             time.sleep(0.1)
         missing = set(ids) - {event["id"] for event in self.taken()}
-        raise AssertionError(f"events never came: {sorted(missing, key=int)}")
+        raise AssertionError(f"events never came: {sorted(missing)}")

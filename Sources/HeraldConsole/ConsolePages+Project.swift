@@ -221,7 +221,7 @@ extension ConsolePages {
         <section aria-labelledby="webhooks">
         <h2 id="webhooks">Webhooks</h2>
         {{^webhooksNone}}<table><thead><tr><th scope="col">Webhook</th><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Last errors</th></tr></thead>
-        <tbody>{{#webhooks}}<tr><th scope="row"><code>{{id}}</code></th><td>{{url}}</td><td>{{events}}</td><td>{{state}} after event {{after}}{{#paused}}{{#admin}} <form method="post" class="inline" action="/console/projects/{{project}}/credentials/webhooks/{{id}}/resume">
+        <tbody>{{#webhooks}}<tr><th scope="row"><code>{{id}}</code></th><td>{{url}}</td><td>{{events}}</td><td>{{state}} after {{after}}{{#paused}}{{#admin}} <form method="post" class="inline" action="/console/projects/{{project}}/credentials/webhooks/{{id}}/resume">
         <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit" aria-label="Resume webhook {{id}}">Resume</button></form>{{/admin}}{{/paused}}</td>
         <td>{{failures}}<ul>{{#errors}}<li>{{error}}</li>{{/errors}}</ul></td></tr>{{/webhooks}}</tbody></table>{{/webhooksNone}}
         {{#webhooksNone}}<p>None. <code>herald project webhook add {{project}} --url https://…</code> adds one.</p>{{/webhooksNone}}

@@ -82,6 +82,13 @@ public struct ConsoleRoutes: Sendable {
         let matches: Bool
         do {
             if delay > 0 { try await Task.sleep(for: .seconds(delay)) }
+            guard environment.passwordChecks.enter() else {
+                throttle.abandoned(name: name, address: context.sourceAddress)
+                environment.metrics.increment("herald_console_sign_in_failures_total", [("reason", "busy")])
+                return ConsoleResponse.refused(
+                    .tooManyRequests, "Too many sign-ins are being checked on this server; try again in a moment.")
+            }
+            defer { environment.passwordChecks.leave() }
             user = try await environment.store.consoleUser(name: name)
             // Off the event loop: the unknown name's hash is made on first use, and checking a
             // hash takes as long as making one.

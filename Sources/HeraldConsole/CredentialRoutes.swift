@@ -18,6 +18,8 @@ struct CredentialRoutes {
     let directory: CredentialDirectory
     let store: any CredentialStore & APNsCredentialStore & WebhookStore
     let clock: any HeraldClock
+    /// The ids a webhook's position is shown with: the store's count tells of other projects.
+    let eventIDs: EventIDs
     /// The address the key files' `token_uri` points at.
     let publicURL: String
     var access: ProjectAccess { ProjectAccess(directory: directory) }
@@ -58,7 +60,7 @@ struct CredentialRoutes {
             try await store.replaceWebhook(webhook.resumed(at: clock.now()))
             context.logger.notice(
                 "console webhook resumed", metadata: ["user": "\(opened.user.name)", "webhook": "\(id)"])
-            return try await page(opened, status: "Webhook \(id) resumed after event \(webhook.cursor).")
+            return try await page(opened, status: "Webhook \(id) resumed after \(position(of: webhook)).")
         }
         pages.post("projects/:project/credentials/keys/:key/revoke") { _, context in
             let opened = try administered(context)
@@ -183,7 +185,7 @@ struct CredentialRoutes {
         values["webhooks"] = webhooks.map { webhook -> [String: Any] in
             [
                 "id": webhook.id, "url": webhook.url, "state": webhook.state.rawValue,
-                "paused": webhook.state == .paused, "after": String(webhook.cursor),
+                "paused": webhook.state == .paused, "after": position(of: webhook),
                 "events": webhook.types.isEmpty
                     ? "all" : webhook.types.map(\.rawValue).sorted().joined(separator: ", "),
                 "failures": webhook.failures > 0 ? "failing \(webhook.failures) times in a row" : "",
@@ -193,4 +195,11 @@ struct CredentialRoutes {
         values["webhooksNone"] = webhooks.isEmpty
         return ConsoleResponse.page("credentials", values)
     }
+
+    /// Where a webhook stands, as the event it sent last (by the id its receiver was given).
+    func position(of webhook: Webhook) -> String {
+        webhook.cursor == 0
+            ? "the start" : "event \(eventIDs.id(sequence: webhook.cursor, projectID: webhook.projectID))"
+    }
+
 }

@@ -20,6 +20,8 @@ struct ProjectPages {
             directory: directory, store: store, quotas: environment.quotas, fanouts: environment.fanouts, clock: clock
         ).register(on: pages)
         DeviceRoutes(directory: directory, store: store, clock: clock).register(on: pages)
-        CredentialRoutes(directory: directory, store: store, clock: clock, publicURL: publicURL).register(on: pages)
+        CredentialRoutes(
+            directory: directory, store: store, clock: clock, eventIDs: environment.eventIDs, publicURL: publicURL
+        ).register(on: pages)
     }
 }

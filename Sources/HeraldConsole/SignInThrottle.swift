@@ -59,6 +59,14 @@ public final class SignInThrottle: Sendable {
         }
     }
 
+    /// Ends an attempt that was not checked (the node had no room to check it), counting nothing.
+    public func abandoned(name: String, address: String) {
+        state.withLock { state in
+            state.attempting.remove(Self.key(name: name))
+            state.attempting.remove(Self.key(address: address))
+        }
+    }
+
     /// Ends an attempt that signed in, and clears the name's failures.
     public func succeeded(name: String, address: String) {
         state.withLock { state in

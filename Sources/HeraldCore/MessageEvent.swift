@@ -1,6 +1,7 @@
 /// One fact about a message as it is kept, streamed, sent to webhooks and exported
-/// (SEMANTICS E1). Its sequence number is its id: stable, and increasing in the order
-/// events were written.
+/// (SEMANTICS E1). Its sequence number orders the store's events of every project; what
+/// clients see as its id is made from it by `EventIDs`, so that it tells nothing of
+/// other projects.
 public struct MessageEvent: Sendable, Hashable {
     /// Assigned by the store; 0 before it is stored.
     public var sequence: Int64
@@ -43,14 +44,11 @@ public struct MessageEvent: Sendable, Hashable {
         self.expiresAt = expiresAt
     }
 
-    /// The event's id as the API, the stream and webhooks give it.
-    public var id: String { String(sequence) }
-
     /// The event as one JSON object (the API's, the stream's, webhooks' and export's
     /// schema, docs/EVENTS.md): every field always present, times in RFC 3339 UTC and as
     /// milliseconds since 1970; `target_kind` and `target` empty and `expire_time` null
     /// but for `accepted`.
-    public var json: JSONValue {
+    public func json(id: String) -> JSONValue {
         .object([
             ("id", .string(id)), ("type", .string(type.rawValue)), ("project", .string(projectID)),
             ("message_id", .string(messageID)), ("app", .string(appID)), ("token", .string(token)),

@@ -71,6 +71,12 @@ public final class DeviceGateway: Sendable {
         receipts = ReceiptRecorder(store: store, metrics: metrics, projects: projects)
     }
 
+    /// Whether the acknowledgements waiting for their write leave room for more (SEMANTICS N3).
+    var acknowledgementsHaveRoom: Bool { acknowledgements.hasRoom }
+
+    /// Returns once the acknowledgements waiting for their write leave room for more.
+    func acknowledgementRoom() async { await acknowledgements.room() }
+
     /// The TLS context a gateway with `configuration` serves; nil for plaintext.
     public static func tlsContext(for configuration: GatewayConfiguration) throws -> NIOSSLContext? {
         switch configuration.security {

@@ -54,13 +54,20 @@ public struct MCSSession: Sendable {
     public static let maximumPingsPerTick = 20
     /// Stanzas sent to the device.
     private var outboundCount: Int32 = 0
-    /// The minute receipts are counted in, and how many came in it.
-    private var receiptMinute: Int64 = 0
-    private var receiptsThisMinute = 0
     /// Receipts (impressions and opens) a device may send a minute: two for each message
     /// SEMANTICS T6 lets it receive by default. More are dropped unread, so a flood of
     /// receipts costs the store nothing.
     public static let maximumReceiptsPerMinute = 480
+    private var receipts = MinuteAllowance(limit: maximumReceiptsPerMinute)
+    /// Acknowledged ids a device may name in a minute that its session does not hold in
+    /// flight (SEMANTICS N3): they are dropped in the session, and a device naming more is
+    /// cut off. A device acknowledges what it was sent, so it names such ids only when an
+    /// acknowledgement crosses a reconnection: a few, never a thousand.
+    public static let maximumStrayAcknowledgementsPerMinute = 1_000
+    private var strayAcknowledgements = MinuteAllowance(limit: maximumStrayAcknowledgementsPerMinute)
+    /// Ids of a login's `received_persistent_id` that are acknowledged (N3): the newest, as
+    /// a device lists them oldest first. More than a device's queue holds is never needed.
+    public static let maximumLoginAcknowledgements = 1_000
     /// The longest message id a receipt may name (Herald's ids are about 40 bytes).
     public static let maximumReceiptIDBytes = 128
     /// Messages sent and not yet acknowledged, by persistent id.
@@ -97,6 +104,9 @@ public struct MCSSession: Sendable {
     /// Ids acknowledged lately, oldest first: a queue read that runs before their deletion
     /// is committed skips them.
     private var recentlyAcknowledged = RecentIDs(capacity: rememberedAcknowledgements)
+    /// Ids sent at once and never stored (SEMANTICS D6): their acknowledgements need no
+    /// store work, and are not counted as stray.
+    private var sentUnstored = RecentIDs(capacity: rememberedAcknowledgements)
 
     public init(configuration: GatewayConfiguration, now: Timestamp, throttle: CollapsibleThrottle? = nil) {
         self.throttle = throttle
@@ -171,7 +181,9 @@ public struct MCSSession: Sendable {
         response.serverTimestamp = now.milliseconds
         var actions = [send(.loginResponse, response, now: now)]
         // Ids the device says it received were delivered: their acknowledgements may have been lost.
-        if !login.receivedPersistentID.isEmpty { actions.append(.acknowledge(login.receivedPersistentID)) }
+        if !login.receivedPersistentID.isEmpty {
+            actions.append(.acknowledge(Array(login.receivedPersistentID.suffix(Self.maximumLoginAcknowledgements))))
+        }
         actions += requestLoad()
         return actions
     }
@@ -289,8 +301,11 @@ public struct MCSSession: Sendable {
     /// A message to send at once, not stored (SEMANTICS D6); nothing happens unless the
     /// device is logged in and can take it.
     public mutating func deliverNow(_ message: QueuedMessage, now: Timestamp) -> [Action] {
-        guard case .established = phase, !isDozing || message.isHighPriority else { return [] }
-        return deliver(message, now: now).map { [$0] } ?? []
+        guard case .established = phase, !isDozing || message.isHighPriority,
+            let action = deliver(message, now: now)
+        else { return [] }
+        sentUnstored.append(contentsOf: [message.persistentID])
+        return [action]
     }
 
     /// The earliest time at which a clock tick can do anything for this session: before
@@ -432,17 +447,6 @@ public struct MCSSession: Sendable {
         }
     }
 
-    /// Counts a receipt in its minute; false past `maximumReceiptsPerMinute`.
-    private mutating func admitReceipt(now: Timestamp) -> Bool {
-        let minute = now.milliseconds / 60_000
-        if minute != receiptMinute {
-            receiptMinute = minute
-            receiptsThisMinute = 0
-        }
-        receiptsThisMinute += 1
-        return receiptsThisMinute <= Self.maximumReceiptsPerMinute
-    }
-
     private mutating func receivedExtension(_ extensionMessage: McsProto_Extension, now: Timestamp) -> [Action] {
         let text = String(decoding: extensionMessage.data, as: UTF8.self)
         switch extensionMessage.id {
@@ -450,14 +454,7 @@ public struct MCSSession: Sendable {
             guard let ack = try? McsProto_SelectiveAck(serializedBytes: extensionMessage.data) else {
                 return fail("bad-request", "malformed SelectiveAck")
             }
-            for id in ack.id { inFlight[id] = nil }
-            // All acknowledged: let the table's storage go while the connection idles.
-            if inFlight.isEmpty { inFlight = [:] }
-            recentlyAcknowledged.append(contentsOf: ack.id)
-            // The next page is read once half the window is free, not after every acknowledgement:
-            // a device acknowledging one message at a time would otherwise cost a read per message.
-            let refill = mayHaveMore && inFlight.count <= configuration.maximumInFlight / 2
-            return [.acknowledge(ack.id)] + (refill ? requestLoad() : [])
+            return receivedAcknowledgement(ack.id, now: now)
         case MCSFrame.deviceStateExtension:
             switch text {
             case "doze":
@@ -476,7 +473,7 @@ public struct MCSSession: Sendable {
             guard parts.count == 2, !parts[1].isEmpty, parts[1].utf8.count <= Self.maximumReceiptIDBytes else {
                 return fail("bad-request", "malformed receipt")
             }
-            guard admitReceipt(now: now) else { return [] }
+            guard receipts.admit(now: now) else { return [] }
             switch parts[0] {
             case "opened": return [.recordReceipt(.opened, messageID: parts[1])]
             case "impression": return [.recordReceipt(.impressions, messageID: parts[1])]
@@ -488,6 +485,35 @@ public struct MCSSession: Sendable {
         default:
             return []
         }
+    }
+
+    /// A SelectiveAck: the ids this session sent and holds in flight are acknowledged; any
+    /// other id is dropped here, before any store work (SEMANTICS N3), and counts against
+    /// `maximumStrayAcknowledgementsPerMinute`.
+    private mutating func receivedAcknowledgement(_ ids: [String], now: Timestamp) -> [Action] {
+        var held: [String] = []
+        var strays = 0
+        for id in ids {
+            if inFlight.removeValue(forKey: id) != nil {
+                held.append(id)
+            } else if !sentUnstored.contains(id) {
+                strays += 1
+            }
+        }
+        guard strayAcknowledgements.admit(strays, now: now) else {
+            return fail(
+                "too-many-acknowledgements",
+                "more than \(Self.maximumStrayAcknowledgementsPerMinute) acknowledged ids in a minute that were not in flight"
+            )
+        }
+        guard !held.isEmpty else { return [] }
+        // All acknowledged: let the table's storage go while the connection idles.
+        if inFlight.isEmpty { inFlight = [:] }
+        recentlyAcknowledged.append(contentsOf: held)
+        // The next page is read once half the window is free, not after every acknowledgement:
+        // a device acknowledging one message at a time would otherwise cost a read per message.
+        let refill = mayHaveMore && inFlight.count <= configuration.maximumInFlight / 2
+        return [.acknowledge(held)] + (refill ? requestLoad() : [])
     }
 
     /// The frame that carries a queued message, with its persistent id and, for a

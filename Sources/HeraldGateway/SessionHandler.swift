@@ -189,8 +189,20 @@ extension DeviceGateway {
                 context.write(wrapOutboundOut(frame), promise: nil)
                 needsFlush = true
             case .acknowledge(let ids):
+                guard let androidID = session.androidID else { return }
+                guard gateway.acknowledgementsHaveRoom else {
+                    // The batch waiting for its write is full (SEMANTICS N3): the connection is
+                    // not read, and acknowledges, until it has drained.
+                    actions.prepend(action)
+                    context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+                    wait {
+                        await gateway.acknowledgementRoom()
+                        return .resumeReading
+                    }
+                    return
+                }
                 // Rows still being written are deleted once they are.
-                if let androidID = session.androidID { gateway.devices.acknowledged(androidID: androidID, ids) }
+                gateway.devices.acknowledged(androidID: androidID, ids)
             case .tookOffer(let persistentID):
                 if let androidID = loginDevice {
                     gateway.devices.taken(androidID: androidID, persistentID: persistentID)
@@ -282,6 +294,8 @@ extension DeviceGateway {
             case loadFailed
             case upstreamHandled(UpstreamRequest, error: UpstreamError?)
             case done
+            /// The acknowledgements' batch has room again: the connection is read again.
+            case resumeReading
         }
 
         /// Runs store work off the event loop; the session takes nothing else until it is back.
@@ -319,6 +333,11 @@ extension DeviceGateway {
                 actions.append(contentsOf: session.upstreamHandled(request, error: error, now: now))
             case .success(.done):
                 break
+            case .success(.resumeReading):
+                if let context, context.channel.isWritable {
+                    context.channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+                    context.read()
+                }
             case .failure(let error):
                 gateway.logger.debug("device connection ended", metadata: ["error": "\(error)"])
                 actions = [.close(reason: "store error")]

@@ -14,8 +14,10 @@ struct EventStreamRoutes {
     let authenticator: Authenticator
     let events: any EventStore
     let clock: any HeraldClock
-    /// Streams open at once on this node; past it, a new one is refused with 503.
-    let streams: ConcurrencyGate
+    /// Streams open at once on the node, per project and per credential (SEMANTICS E4).
+    let streams: EventStreamSlots
+    /// The ids events are given, and `Last-Event-ID` is read with.
+    let eventIDs: EventIDs
 
     /// How often the store is asked for new events, and how long a quiet stream waits
     /// before a comment line keeps its connection (and proxies) from timing out.
@@ -27,40 +29,42 @@ struct EventStreamRoutes {
 
     func register(on router: Router<HeraldRequestContext>) {
         router.get("/v1/projects/:project/events:stream") { request, context in
-            let (_, project) = try await authenticator.authorize(
+            let (caller, project) = try await authenticator.authorize(
                 authorization: request.headers[.authorization], projectName: try context.parameters.require("project"))
             let filter = try Self.filter(request)
             let resumeFrom =
                 request.headers[Self.lastEventID] ?? request.uri.queryParameters.get("last_event_id")
             let first: Int64
             if let resumeFrom, !resumeFrom.isEmpty {
-                guard let sequence = Int64(resumeFrom), sequence >= 0 else {
+                guard let sequence = eventIDs.sequence(of: resumeFrom, projectID: project.id) else {
                     throw HeraldError.invalidArgument("Last-Event-ID is not an event id of this stream.")
                 }
                 first = sequence
             } else {
                 first = try await events.latestEventSequence()
             }
-            guard streams.enter() else {
-                throw HeraldError.unavailable(retryAfterSeconds: 5, "Too many event streams are open on this node.")
-            }
-            let (events, streams, clock) = (events, streams, clock)
+            let slot = try Self.slot(streams, holder: .init(projectID: project.id, keyID: caller.keyID))
+            // The slot is given back as soon as the connection closes, not at the next write.
+            let channel = context.channel
+            channel.closeFuture.whenComplete { _ in slot.release() }
+            let (events, clock, eventIDs) = (events, clock, eventIDs)
             let projectID = project.id
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    defer { streams.leave() }
+                    defer { slot.release() }
                     var start = first
-                    // The stream ends when the client goes (a write fails) or the server shuts down.
-                    try await writer.write(ByteBuffer(string: ": \(projectID) events after \(start)\n\n"))
+                    // The stream ends when the client goes or the server shuts down.
+                    try await writer.write(ByteBuffer(string: ": \(projectID) events\n\n"))
                     var quiet: Duration = .zero
-                    while !Task.isCancelled, !Task.isShuttingDownGracefully {
+                    while !Task.isCancelled, !Task.isShuttingDownGracefully, channel.isActive {
                         let found = try await events.settledEvents(
                             projectID: projectID, after: start, limit: Self.batch, filter: filter, now: clock.now())
                         if let last = found.last {
                             start = last.sequence
-                            try await writer.write(ByteBuffer(string: found.map(Self.frame).joined()))
+                            try await writer.write(
+                                ByteBuffer(string: found.map { Self.frame($0, ids: eventIDs) }.joined()))
                             quiet = .zero
                             if found.count == Self.batch { continue }
                         } else if quiet >= Self.keepAliveInterval {
@@ -75,9 +79,31 @@ struct EventStreamRoutes {
         }
     }
 
+    /// A stream's slot, or the refusal: 429 `RESOURCE_EXHAUSTED` past the project's or the
+    /// credential's streams, 503 past the node's.
+    static func slot(_ streams: EventStreamSlots, holder: EventStreamAllowance.Holder) throws(HeraldError)
+        -> EventStreamSlots.Slot
+    {
+        switch streams.take(for: holder) {
+        case .success(let slot):
+            return slot
+        case .failure(.credential):
+            throw HeraldError.quotaExceeded(
+                subject: "event streams", retryAfterSeconds: 5,
+                message: "Too many event streams are open with this service-account key.")
+        case .failure(.project):
+            throw HeraldError.quotaExceeded(
+                subject: "event streams", retryAfterSeconds: 5,
+                message: "Too many event streams are open for this project.")
+        case .failure(.node):
+            throw HeraldError.unavailable(retryAfterSeconds: 5, "Too many event streams are open on this node.")
+        }
+    }
+
     /// One event as an SSE frame: its id, its type as the SSE event name, and its JSON.
-    static func frame(_ event: MessageEvent) -> String {
-        "id: \(event.id)\nevent: \(event.type.rawValue)\ndata: \(event.json.rendered)\n\n"
+    static func frame(_ event: MessageEvent, ids: EventIDs) -> String {
+        let id = ids.id(of: event)
+        return "id: \(id)\nevent: \(event.type.rawValue)\ndata: \(event.json(id: id).rendered)\n\n"
     }
 
     /// The filter a stream request's query names; throws `INVALID_ARGUMENT` for an unknown type.

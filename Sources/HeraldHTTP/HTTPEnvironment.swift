@@ -31,16 +31,25 @@ public struct HTTPEnvironment: Sendable {
     public let errors = ErrorLog()
     /// What the health check answers (draining once the node began to stop).
     public let health = NodeHealth()
+    /// The event streams open on the node, by project and credential, over every listener.
+    public let eventStreams = EventStreamSlots()
+    /// Password checks running at once on the node (console sign-in): each takes a core for
+    /// a quarter of a second, so more at once only make every answer slower.
+    public let passwordChecks = ConcurrencyGate(limit: 2)
+    /// The ids events are given outside the store (SEMANTICS E4).
+    public var eventIDs: EventIDs
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
         quotas: Quotas, sends: ConcurrencyGate, clock: any HeraldClock, metrics: HeraldMetrics, logger: Logger,
-        renderMetrics: @escaping @Sendable () -> String, metricsAccess: MetricsAccess = .open,
+        renderMetrics: @escaping @Sendable () -> String, metricsAccess: MetricsAccess = .closed,
+        eventIDs: EventIDs,
         deviceRequestLimits: DeviceRequestLimiter.Limits = .init(), lanes: RequestLanes = .shared,
         publicURL: String? = nil
     ) {
         self.deviceRequests = DeviceRequestLimiter(limits: deviceRequestLimits, clock: clock)
         self.metricsAccess = metricsAccess
+        self.eventIDs = eventIDs
         self.admission = DownstreamAdmission(quotas: quotas, sends: sends, lanes: lanes, clock: clock, metrics: metrics)
         self.store = store
         self.directory = directory

@@ -9,8 +9,6 @@ import Logging
 public enum HeraldRouter {
     /// The largest request body read; larger ones are refused with 413.
     static let maximumBodyBytes = 1 << 20
-    /// Event streams a listener keeps open at once.
-    static let maximumStreams = 256
 
     /// A router with every route Herald serves; with `dropIn`, only under the host names
     /// that serve each (drop-in mode's listener).
@@ -45,9 +43,11 @@ public enum HeraldRouter {
             .register(on: router)
         AppleRegistrationRoutes(environment: environment.registration).register(on: router)
         DeviceGroupRoutes(authenticator: authenticator, store: store).register(on: router)
-        MessageRoutes(authenticator: authenticator, events: store, clock: clock).register(on: router)
+        MessageRoutes(authenticator: authenticator, events: store, clock: clock, eventIDs: environment.eventIDs)
+            .register(on: router)
         EventStreamRoutes(
-            authenticator: authenticator, events: store, clock: clock, streams: ConcurrencyGate(limit: maximumStreams)
+            authenticator: authenticator, events: store, clock: clock, streams: environment.eventStreams,
+            eventIDs: environment.eventIDs
         )
         .register(on: router)
         OpenAPIDocument.register(on: router)

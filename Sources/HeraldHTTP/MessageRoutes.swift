@@ -11,6 +11,8 @@ struct MessageRoutes {
     let authenticator: Authenticator
     let events: any EventStore
     let clock: any HeraldClock
+    /// The ids events and page tokens are given.
+    let eventIDs: EventIDs
 
     /// Events a page holds at most, and by default.
     static let maximumPageSize = 1000
@@ -30,7 +32,7 @@ struct MessageRoutes {
             let pageSize = min(Self.maximumPageSize, max(1, query.get("pageSize").flatMap { Int($0) } ?? 100))
             var after: Int64 = 0
             if let token = query.get("pageToken"), !token.isEmpty {
-                guard let sequence = Int64(token), sequence >= 0 else {
+                guard let sequence = eventIDs.sequence(of: token, projectID: project.id) else {
                     throw HeraldError.invalidField("pageToken", "The page token is not valid.")
                 }
                 after = sequence
@@ -42,8 +44,10 @@ struct MessageRoutes {
             let found = try await events.events(
                 projectID: project.id, after: after, limit: pageSize + 1, filter: EventFilter(messageID: messageID))
             let page = found.prefix(pageSize)
-            var body: [(key: String, value: JSONValue)] = [("events", .array(page.map(\.json)))]
-            if found.count > pageSize, let last = page.last { body.append(("nextPageToken", .string(last.id))) }
+            var body: [(key: String, value: JSONValue)] = [("events", .array(page.map(eventIDs.json)))]
+            if found.count > pageSize, let last = page.last {
+                body.append(("nextPageToken", .string(eventIDs.id(of: last))))
+            }
             return Response.json(.object(body))
         }
     }

@@ -25,7 +25,7 @@ struct OperationsRoutes {
                         (
                             "error",
                             access == .closed
-                                ? "Metrics are served beyond loopback only with --metrics-token."
+                                ? "Metrics need a bearer token (--metrics-token); --metrics-without-token serves them to anyone who reaches a loopback listener."
                                 : "A valid metrics bearer token is required."
                         )
                     ]), status: .unauthorized)

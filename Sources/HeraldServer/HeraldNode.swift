@@ -73,6 +73,7 @@ public struct HeraldNode: Sendable {
         let secret = try await SecretRotation.load(named: Self.signingSecretName, from: store) {
             SecureRandom.bytes(32)
         }
+        let eventIDs = try await EventIDs.load(from: store)
         let directory = directory
         let quotas = Quotas(metrics: metrics)
         self.quotas = quotas
@@ -127,7 +128,10 @@ public struct HeraldNode: Sendable {
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
             renderMetrics: { metricsRegistry.emitToString() },
-            metricsAccess: .forListening(on: configuration.httpHost, token: configuration.metricsToken),
+            metricsAccess: .forListening(
+                on: configuration.httpHost, token: configuration.metricsToken,
+                openOnLoopback: configuration.metricsWithoutToken),
+            eventIDs: eventIDs,
             deviceRequestLimits: configuration.deviceRequestLimits, publicURL: configuration.effectivePublicURL)
         environment.fanouts = fanouts
         environment.webPush = WebPushRelay(
@@ -189,7 +193,8 @@ public struct HeraldNode: Sendable {
     {
         var environment = environment
         environment.metricsAccess = .forListening(
-            on: listenerHost ?? configuration.httpHost, token: configuration.metricsToken)
+            on: listenerHost ?? configuration.httpHost, token: configuration.metricsToken,
+            openOnLoopback: configuration.metricsWithoutToken)
         let router = HeraldRouter.make(environment, dropIn: dropIn)
         ConsoleRoutes(
             environment: environment, secureCookies: https || configuration.effectivePublicURL.hasPrefix("https:"),
@@ -246,7 +251,7 @@ public struct HeraldNode: Sendable {
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
             WebhookSender(
                 store: store, policy: configuration.webhookTargets, holder: cluster.nodeID, clock: clock,
-                metrics: metrics, logger: logger),
+                eventIDs: environment.eventIDs, metrics: metrics, logger: logger),
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }
         services += [

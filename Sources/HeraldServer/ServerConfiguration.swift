@@ -34,9 +34,12 @@ public struct ServerConfiguration: Sendable {
     /// Days events are kept: the status API, the event stream and export reach back this
     /// far (SEMANTICS E4). Default 31.
     public var eventRetentionDays = 31
-    /// A bearer token `GET /metrics` requires. Default none: metrics are open while the
-    /// HTTP server listens on loopback only, and closed when it listens beyond it.
+    /// A bearer token `GET /metrics` requires. Default none: metrics are closed unless
+    /// `metricsWithoutToken` opens them on loopback listeners.
     public var metricsToken: String?
+    /// Whether listeners bound to loopback serve `GET /metrics` without a token. Default
+    /// false: a proxy on the same host connects from loopback for whoever is behind it.
+    public var metricsWithoutToken = false
     /// The HTTP port; 0 picks a free one. Default 8080.
     public var httpPort: Int = 8080
     /// The URL clients reach this server at (behind a proxy, say), which key files must

@@ -1,3 +1,4 @@
+import Foundation
 public import HeraldClient
 public import HeraldCore
 import HeraldProtocol
@@ -223,11 +224,13 @@ public struct FanoutBenchmark: Sendable {
             serverCPUSeconds: serverCPUSeconds, allQueuedCPUSeconds: allQueuedCPU)
     }
 
-    /// The server's count of fanout deliveries, from `/metrics`.
+    /// The server's count of fanout deliveries, from `/metrics`, read with the token in
+    /// `HERALD_METRICS_TOKEN` (the variable `herald serve` takes it from).
     private func fanoutCounter(headers: [(String, String)]) async throws -> Double {
+        let token = ProcessInfo.processInfo.environment["HERALD_METRICS_TOKEN"] ?? ""
         let result = try await HTTPConnection.with(host: options.target.server.host, port: options.target.server.port) {
             connection in
-            try await connection.request(.GET, "/metrics")
+            try await connection.request(.GET, "/metrics", headers: [("Authorization", "Bearer \(token)")])
         }
         let text = String(decoding: result.body, as: UTF8.self)
         return text.split(separator: "\n").filter { $0.hasPrefix("herald_fanout_deliveries_total") }

@@ -4,6 +4,7 @@ public import HeraldCore
 public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 public import ServiceLifecycle
@@ -24,24 +25,30 @@ public struct WebhookSender: Service {
     /// This node's name as the holder of the webhooks it claims.
     let holder: String
     let clock: any HeraldClock
+    /// The ids events are posted with.
+    let eventIDs: EventIDs
     let metrics: HeraldMetrics
     let logger: Logger
 
     /// How long a claim lasts; renewed by every write of progress.
     static let leaseSeconds: Int64 = 60
-    /// How often due webhooks are looked for.
+    /// How often due webhooks are looked for, besides when a turn ends.
     static let pollInterval: Duration = .milliseconds(200)
-    /// Events read for a webhook at once, and webhooks worked on at once.
+    /// Events read for a webhook at once; a turn sends at most these before the webhook
+    /// is released, so that others waiting for a turn get one.
     static let batch = 100
+    /// Webhooks worked on at once on a node, and of one project.
     static let webhooksAtOnce = 16
-    /// How long one request may take.
+    static let webhooksOfAProjectAtOnce = 4
+    /// How long one request may take, its answer's head and body together.
     static let requestTimeout: Duration = .seconds(10)
 
     public init(
         store: any EventStore & WebhookStore, policy: WebhookTargetPolicy, holder: String, clock: any HeraldClock,
-        metrics: HeraldMetrics, logger: Logger
+        eventIDs: EventIDs, metrics: HeraldMetrics, logger: Logger
     ) {
         self.store = store
+        self.eventIDs = eventIDs
         // Redirects are not followed: a target is checked against the policy, not where it points.
         self.client = HTTPClient(
             eventLoopGroupProvider: .singleton,
@@ -54,35 +61,50 @@ public struct WebhookSender: Service {
         self.logger = logger
     }
 
+    /// Claims due webhooks whenever a turn is free (every `pollInterval`, and as soon as a
+    /// turn ends) and works on each in a task of its own: a receiver that answers slowly,
+    /// or not at all, delays only its own webhook.
     public func run() async throws {
+        let turns = NIOLockedValueBox(
+            WebhookTurns(atOnce: Self.webhooksAtOnce, perProject: Self.webhooksOfAProjectAtOnce))
+        let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
         await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await round()
-                } catch {
-                    logger.warning("webhook round failed", metadata: ["error": "\(error)"])
+            await withDiscardingTaskGroup { group in
+                group.addTask {
+                    while !Task.isCancelled {
+                        wake.yield()
+                        try? await Task.sleep(for: Self.pollInterval)
+                    }
+                    wake.finish()
                 }
-                try? await Task.sleep(for: Self.pollInterval)
+                for await _ in wakes {
+                    guard turns.withLockedValue({ $0.room }) > 0 else { continue }
+                    let now = clock.now()
+                    let claimed: [Webhook]
+                    do {
+                        claimed = try await store.claimDueWebhooks(
+                            now: now, until: now.adding(seconds: Self.leaseSeconds), holder: holder,
+                            limit: Self.webhooksAtOnce)
+                    } catch {
+                        logger.warning("webhooks not claimed", metadata: ["error": "\(error)"])
+                        continue
+                    }
+                    for webhook in turns.withLockedValue({ $0.start(claimed) }) {
+                        group.addTask {
+                            await work(on: webhook)
+                            turns.withLockedValue { $0.finished(webhook) }
+                            wake.yield()
+                        }
+                    }
+                }
             }
         }
         try await client.shutdown()
     }
 
-    /// Claims the webhooks due now and works on each until it has sent what there is or
-    /// failed; answers how many events went out.
-    @discardableResult
-    public func round() async throws -> Int {
-        let now = clock.now()
-        let claimed = try await store.claimDueWebhooks(
-            now: now, until: now.adding(seconds: Self.leaseSeconds), holder: holder, limit: Self.webhooksAtOnce)
-        return await withTaskGroup(of: Int.self) { group in
-            for webhook in claimed { group.addTask { await self.work(on: webhook) } }
-            return await group.reduce(0, +)
-        }
-    }
-
-    /// Sends a claimed webhook's events in order until none is left or one fails, writing
-    /// its progress after each; releases it at the end. Answers how many went out.
+    /// Sends a claimed webhook's events in order until none is left, one fails, or a turn's
+    /// `batch` went out, writing its progress after each; releases it at the end. Answers
+    /// how many went out.
     func work(on claimed: Webhook) async -> Int {
         var webhook = claimed
         var sent = 0
@@ -128,7 +150,7 @@ public struct WebhookSender: Service {
                     // Progress is written after each event: a node that dies resends one at most.
                     guard try await store.saveWebhook(webhook, holder: holder, release: false) else { return sent }
                 }
-                if events.count < Self.batch { break }
+                if events.count < Self.batch || sent >= Self.batch { break }
             }
             try await store.saveWebhook(
                 webhook.delivered(through: webhook.cursor, at: clock.now()), holder: holder, release: true)
@@ -140,12 +162,13 @@ public struct WebhookSender: Service {
 
     /// Posts one event; answers why it failed, or nil when the endpoint took it (2xx).
     func post(_ event: MessageEvent, to url: URL, _ webhook: Webhook) async -> String? {
-        let body = event.json.renderedBytes
+        let id = eventIDs.id(of: event)
+        let body = event.json(id: id).renderedBytes
         var request = HTTPClientRequest(url: url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Herald-Webhooks/1")
-        request.headers.add(name: "Herald-Event-Id", value: event.id)
+        request.headers.add(name: "Herald-Event-Id", value: id)
         request.headers.add(name: "Herald-Webhook-Id", value: webhook.id)
         request.headers.add(
             name: "Herald-Signature",
@@ -156,11 +179,11 @@ public struct WebhookSender: Service {
             // The answer's body is not used; it is read (up to a bound) so the connection is reused.
             _ = try? await response.body.collect(upTo: 64 * 1024)
             guard (200..<300).contains(response.status.code) else {
-                return "HTTP \(response.status.code) for event \(event.id)"
+                return "HTTP \(response.status.code) for event \(id)"
             }
             return nil
         } catch {
-            return "\(error) for event \(event.id)"
+            return "\(error) for event \(id)"
         }
     }
 }

@@ -67,6 +67,11 @@ final class BenchServer {
         for assignment in settings { try projectSettings.apply(assignment) }
         _ = try await store.updateSettings(projectSettings, projectID: issued.project.id)
         let executable = Bundle.main.executablePath ?? CommandLine.arguments[0]
+        // The server takes its metrics token from the environment it inherits, and the
+        // benchmark reads its counters with the same.
+        if getenv("HERALD_METRICS_TOKEN") == nil {
+            setenv("HERALD_METRICS_TOKEN", "bench-\(UInt64.random(in: 0...UInt64.max))", 1)
+        }
         // A port found free can be taken before the server binds it: then again on others.
         for _ in 0..<5 {
             let http = try freePort()

@@ -34,12 +34,13 @@ struct EventsCommand: AsyncParsableCommand {
             } else {
                 handle = FileHandle.standardOutput
             }
+            let eventIDs = try await EventIDs.load(from: store)
             var after: Int64 = 0
             var written = 0
             while true {
                 let page = try await store.events(projectID: project, after: after, limit: 5000, filter: filter)
                 guard let last = page.last else { break }
-                handle.write(Data(page.map { $0.json.rendered + "\n" }.joined().utf8))
+                handle.write(Data(page.map { eventIDs.json($0).rendered + "\n" }.joined().utf8))
                 written += page.count
                 after = last.sequence
             }

@@ -108,10 +108,18 @@ struct Serve: AsyncParsableCommand {
     @Option(
         name: .customLong("metrics-token"),
         help: """
-            A bearer token GET /metrics requires (env HERALD_METRICS_TOKEN). Without one, metrics are served \
-            only while --http-host is a loopback address.
+            A bearer token GET /metrics requires (env HERALD_METRICS_TOKEN). Without one, metrics are not \
+            served unless --metrics-without-token.
             """)
     var metricsToken = ProcessInfo.processInfo.environment["HERALD_METRICS_TOKEN"]
+
+    @Flag(
+        name: .customLong("metrics-without-token"),
+        help: """
+            Serve GET /metrics without a token on listeners bound to loopback. Not behind a proxy on \
+            the same host: it connects from loopback for everyone.
+            """)
+    var metricsWithoutToken = false
 
     @Option(name: .customLong("database-connections"), help: "Connections to PostgreSQL from this node.")
     var databaseConnections = 20
@@ -225,6 +233,7 @@ struct Serve: AsyncParsableCommand {
         configuration.httpHost = httpHost
         configuration.httpPort = httpPort
         configuration.metricsToken = metricsToken
+        configuration.metricsWithoutToken = metricsWithoutToken
         configuration.deviceRequestLimits.checkinsPerAddress = checkinsPerMinute
         configuration.deviceRequestLimits.registrationsPerAddress = registrationsPerMinute
         configuration.deviceRequestLimits.registrationsPerDevice = deviceRegistrationsPerMinute

@@ -28,3 +28,26 @@ import Testing
         }
     }
 }
+
+/// SEMANTICS N3: the batch waiting for its write is bounded, and those who wait for room
+/// are let go when a write takes it.
+@Suite struct AcknowledgementBatchBoundTests {
+    @Test func N3_aFullBatchHasNoRoomUntilAWriteTakesIt() async throws {
+        try await GatewayHarness.with { harness in
+            var logger = Logger(label: "acknowledgement-test")
+            logger.logLevel = .critical
+            let batcher = AcknowledgementBatcher(
+                store: harness.node.store, metrics: harness.node.metrics, logger: logger)
+            #expect(batcher.hasRoom)
+            let ids = (0..<AcknowledgementBatcher.capacity).map { "0:\($0)%unknown" }
+            batcher.submit(androidID: 1, persistentIDs: ids)
+            #expect(!batcher.hasRoom)
+            let waiting = Task { await batcher.room() }
+            let running = Task { await batcher.run() }
+            await waiting.value
+            #expect(batcher.hasRoom)
+            batcher.finish()
+            await running.value
+        }
+    }
+}

@@ -106,7 +106,7 @@ import Testing
         let refused = try await server.store.events(
             projectID: "test-project", after: 0, limit: 10, filter: EventFilter(types: [.refused]))
         #expect(refused.map(\.reason) == ["T1", "T1"] && refused.allSatisfy { $0.messageID.isEmpty })
-        #expect(refused.first?.json["type"] == .string("refused"))
+        #expect(refused.first?.json(id: "")["type"] == .string("refused"))
         // A flush with nothing new writes nothing more.
         try await server.node.environment.errors.flush(to: server.store)
         #expect(

@@ -8,12 +8,19 @@ import Testing
 
 /// Who may read `GET /metrics`, which names every project with its counts.
 @Suite struct MetricsAccessTests {
-    @Test func metricsAreOpenOnLoopbackOnlyUnlessATokenIsSet() {
-        #expect(MetricsAccess.forListening(on: "127.0.0.1", token: nil) == .open)
-        #expect(MetricsAccess.forListening(on: "::1", token: nil) == .open)
-        #expect(MetricsAccess.forListening(on: "0.0.0.0", token: nil) == .closed)
+    /// A proxy on the same host connects from loopback for everyone behind it: a loopback
+    /// listener is no proof of who reads, so without a token metrics are closed unless the
+    /// operator opens loopback listeners deliberately.
+    @Test func metricsNeedATokenUnlessLoopbackIsOpenedDeliberately() {
+        #expect(ServerConfiguration().metricsWithoutToken == false)
+        #expect(MetricsAccess.forListening(on: "127.0.0.1", token: nil) == .closed)
+        #expect(MetricsAccess.forListening(on: "::1", token: nil) == .closed)
+        #expect(MetricsAccess.forListening(on: "127.0.0.1", token: nil, openOnLoopback: true) == .open)
+        #expect(MetricsAccess.forListening(on: "::1", token: nil, openOnLoopback: true) == .open)
+        #expect(MetricsAccess.forListening(on: "0.0.0.0", token: nil, openOnLoopback: true) == .closed)
         #expect(MetricsAccess.forListening(on: "10.1.2.3", token: "") == .closed)
         #expect(MetricsAccess.forListening(on: "0.0.0.0", token: "s3cret") == .bearer("s3cret"))
+        #expect(MetricsAccess.forListening(on: "127.0.0.1", token: "s3cret", openOnLoopback: true) == .bearer("s3cret"))
     }
 
     @Test func aTokenIsRequiredExactly() {

@@ -55,6 +55,8 @@ public struct TestServer: Sendable {
     {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = temporaryDirectory()
+        // The tests read the metrics of an in-memory listener, as an operator opens them on loopback.
+        configuration.metricsWithoutToken = true
         if secureConsole { configuration.publicURL = "https://herald.example" }
         var gateway = GatewayConfiguration()
         gateway.ports = [0]

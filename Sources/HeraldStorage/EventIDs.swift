@@ -1,0 +1,61 @@
+import Crypto
+public import HeraldCore
+import _CryptoExtras
+
+/// The ids events are given outside the store (SEMANTICS E4): the stream's `id:` and
+/// `Last-Event-ID`, the JSON `id`, webhooks' `Herald-Event-Id`, page tokens. A stored
+/// event's sequence counts every project's events, so showing it would tell one tenant how
+/// busy the others are. An id is the sequence and eight zero bytes permuted with AES under
+/// a key of the event's project, derived from a secret the nodes share: opaque, stable,
+/// and an id of another project is refused rather than read as a position.
+public struct EventIDs: Sendable {
+    /// The name of the shared secret in the store.
+    public static let secretName = "event-id-key"
+    private let secret: SymmetricKey
+
+    public init(secret: [UInt8]) {
+        self.secret = SymmetricKey(data: secret)
+    }
+
+    /// Reads the shared secret, made the first time.
+    public static func load(from store: any CredentialStore) async throws -> EventIDs {
+        EventIDs(secret: try await store.secret(named: secretName) { SecureRandom.bytes(32) })
+    }
+
+    private func key(_ projectID: String) -> SymmetricKey {
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: secret, info: Array("herald event ids \(projectID)".utf8), outputByteCount: 16)
+    }
+
+    /// The id of the event at `sequence` of `projectID`.
+    public func id(sequence: Int64, projectID: String) -> String {
+        var block = [UInt8](repeating: 0, count: 16)
+        for index in 0..<8 {
+            block[index] = UInt8(truncatingIfNeeded: UInt64(bitPattern: sequence) >> (56 - 8 * index))
+        }
+        // A 16-byte block and a 16-byte key: permuting cannot fail.
+        try? AES.permute(&block, key: key(projectID))
+        return Base64URL.encode(block)
+    }
+
+    /// The id of `event`.
+    public func id(of event: MessageEvent) -> String {
+        id(sequence: event.sequence, projectID: event.projectID)
+    }
+
+    /// The event as JSON, with its id.
+    public func json(_ event: MessageEvent) -> JSONValue {
+        event.json(id: id(of: event))
+    }
+
+    /// The sequence an id of `projectID` stands for; nil for anything else (another
+    /// project's id, a changed one). A decimal number is taken as the sequence itself: the
+    /// ids a release before this one gave, so that a client resumes across an upgrade.
+    public func sequence(of id: String, projectID: String) -> Int64? {
+        if let sequence = Int64(id), sequence >= 0 { return sequence }
+        guard var block = Base64URL.decode(id), block.count == 16,
+            (try? AES.inversePermute(&block, key: key(projectID))) != nil, block[8...].allSatisfy({ $0 == 0 })
+        else { return nil }
+        return Int64(bitPattern: block[0..<8].reduce(UInt64(0)) { $0 << 8 | UInt64($1) })
+    }
+}
