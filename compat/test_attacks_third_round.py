@@ -14,7 +14,7 @@ import pytest
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HeraldServer
+from conftest import HeraldServer, printed_fields
 from test_attacks import gateway_socket, mcs_frame, varint
 from test_attacks_second_round import server_cpu_seconds, server_rss_mb
 from test_real_clients import Receiver
@@ -27,7 +27,8 @@ BETA = "third-beta"
 def server():
     herald = HeraldServer()
     herald.projects = {name: herald.create_project(name) for name in (ALPHA, BETA)}
-    herald.start()
+    herald.start("--imports-per-minute", "250", "--authenticated-connections-per-address", "12",
+                 "--allow-webhook-host", "127.0.0.1")
     yield herald
     herald.stop()
 
@@ -318,3 +319,154 @@ def test_5_sign_ins_from_many_addresses_run_two_password_checks_at_a_time(server
     assert {status for status, _, _ in answers} <= {401, 429}
     assert len(busy) >= 30
     assert slowest < 3.0
+
+
+def test_5_apns_token_imports_count_against_the_projects_allowance(server):
+    """batchImport made 10,000 registrations in 4 s with no limit. A project now imports
+    its allowance a minute (250 in this server, 6,000 by default): the rest of a call is
+    RESOURCE_EXHAUSTED and stores nothing, a call refused whole is 429."""
+    import json
+    import secrets
+
+    from test_attacks import request
+    from test_attacks_second_round import rows
+
+    def imported(count):
+        status, body = request(
+            f"{server.url}/iid/v1:batchImport",
+            {"application": "com.example.ios", "sandbox": False,
+             "apns_tokens": [secrets.token_hex(32) for _ in range(count)]},
+            {"Authorization": f"key={server.projects[BETA]['server_key']}", "Content-Type": "application/json"})
+        return status, json.loads(body)
+
+    before = rows(server, "registrations")
+    answers = [imported(100) for _ in range(3)]
+    assert [status for status, _ in answers] == [200, 200, 200]
+    statuses = [result["status"] for _, body in answers for result in body["results"]]
+    assert statuses.count("OK") == 250 and statuses.count("RESOURCE_EXHAUSTED") == 50
+    status, body = imported(100)
+    assert status == 429 and body["error"]["status"] == "RESOURCE_EXHAUSTED"
+    assert rows(server, "registrations") == before + 250
+
+
+def test_5_device_group_names_and_counts_are_bounded(server):
+    """1 MB `notification_key_name`s were stored, and a project could make groups without
+    end. A name is at most 256 bytes, and a project has at most `max-device-groups`."""
+    import json
+
+    from test_attacks import request
+    from test_attacks_second_round import rows
+
+    project = server.projects[BETA]
+    member = Receiver(server, project).client.register()[0]
+
+    def create(name):
+        status, body = request(f"{server.url}/fcm/notification",
+                               {"operation": "create", "notification_key_name": name, "registration_ids": [member]},
+                               {"Authorization": f"key={project['server_key']}", "project_id": project["number"],
+                                "Content-Type": "application/json"})
+        return status, json.loads(body)
+
+    before = rows(server, "device_groups")
+    status, body = create("n" * 1_000_000)
+    assert status == 400 and "256 bytes" in body["error"]
+    status, _ = create("n" * 256)
+    assert status == 200
+    server.cli("project", "set", BETA, "max-device-groups=3")
+    time.sleep(1.5)  # a running server reads settings within a second
+    try:
+        assert [create(f"group-{index}")[0] for index in range(3)] == [200, 200, 400]
+        assert "max-device-groups" in create("one-more")[1]["error"]
+        assert rows(server, "device_groups") == before + 3
+    finally:
+        server.cli("project", "set", BETA, "max-device-groups=100000")
+
+
+def test_5_one_address_holds_a_bounded_number_of_logged_in_sessions(server):
+    """2,200 logged-in device sessions from one address were all held (check-in is free).
+    An address now holds `--authenticated-connections-per-address` (12 in this server,
+    10,000 by default); past it a connection is closed as it logs in."""
+    def log_in():
+        device = Receiver(server, server.projects[BETA])
+        device.client.register()
+        sock = gateway_socket(server)
+        sock.sendall(device.client._build_login_request_packet())
+        return sock
+
+    sessions = [log_in() for _ in range(15)]
+    time.sleep(1)
+    held = 0
+    for sock in sessions:
+        sock.settimeout(0.5)
+        try:
+            held += sock.recv(4096) != b""  # the login response, or the close
+        except (ConnectionResetError, OSError):
+            pass
+    print(f"15 logged-in sessions from one address: {held} held")
+    assert held == 12
+    for sock in sessions:
+        sock.close()
+    # Closed sessions give their places back.
+    time.sleep(0.5)
+    again = log_in()
+    again.settimeout(2)
+    assert again.recv(4096)
+    again.close()
+
+
+def test_5_webhooks_refuse_private_link_local_and_translated_addresses_and_say_unreachable(server):
+    """Webhooks posted to link-local (169.254.169.254, a cloud's metadata service), private
+    ranges, NAT64 and IPv4-compatible forms: only loopback spellings were refused. And a
+    connection error showed the socket's words to the project's users."""
+    from conftest import free_port
+    from test_webhooks import webhook_entry
+
+    refused = ["https://169.254.169.254/latest/meta-data", "https://10.0.0.1/hook", "https://[fe80::1]/hook",
+               "https://[64:ff9b::a9fe:a9fe]/hook", "https://[::7f00:1]/hook", "https://[::ffff:192.168.1.1]/hook"]
+    silent = f"http://127.0.0.1:{free_port()}/hook"  # an allowed host where nothing listens
+    hooks = {url: printed_fields(server.cli("project", "webhook", "add", ALPHA, "--url", url))["webhook"]
+             for url in refused + [silent]}
+    app = herald_sdk.initialize(server.url, server.projects[ALPHA]["key_file"], name="targets")
+    messaging.send(messaging.Message(topic="news"), app=app)
+    deadline = time.time() + 30
+    while True:
+        listing = server.cli("project", "webhook", "list", ALPHA)
+        lines = {hook: "\n".join(webhook_entry(listing, hook)) for hook in hooks.values()}
+        if all("error: " in line for line in lines.values()) or time.time() > deadline:
+            break
+        time.sleep(0.5)
+    try:
+        for url in refused:
+            line = lines[hooks[url]]
+            assert "\tpaused\t" in line and "allow it with --allow-webhook-host" in line, line
+        assert "unreachable for event" in lines[hooks[silent]] and "Connection refused" not in lines[hooks[silent]]
+    finally:
+        for hook in hooks.values():
+            server.cli("project", "webhook", "remove", ALPHA, hook)
+
+
+def test_5_a_stalled_body_or_unread_answers_do_not_hold_a_stop():
+    """A client holding a half-sent body, or 50 pipelined requests whose answers it never
+    reads, kept SIGTERM from completing for 59 s (a container's stop waits 10 s). Now the
+    node closes what is still open 3 s after it stops serving."""
+    herald = HeraldServer()
+    try:
+        herald.projects = {ALPHA: herald.create_project(ALPHA)}
+        herald.start()
+        half = socket.create_connection(("127.0.0.1", herald.port))
+        half.sendall(b"POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
+                     b"Content-Length: 100000\r\n\r\ngrant_type=")
+        unread = socket.create_connection(("127.0.0.1", herald.port))
+        unread.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        unread.sendall(b"GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n" * 50)
+        time.sleep(1)
+        started = time.time()
+        herald.process.terminate()
+        code = herald.process.wait(timeout=60)
+        took = time.time() - started
+        print(f"SIGTERM with a stalled body and 50 unread answers: exit {code} after {took:.1f} s")
+        assert code == 0 and took < 8
+        half.close()
+        unread.close()
+    finally:
+        herald.stop()

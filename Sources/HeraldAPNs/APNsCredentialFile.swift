@@ -22,6 +22,10 @@ public enum APNsCredentialFile {
     /// The extensions that mark a certificate for APNs' development and production environments.
     static let developmentExtension = try! ASN1ObjectIdentifier(dotRepresentation: "1.2.840.113635.100.6.3.1")
     static let productionExtension = try! ASN1ObjectIdentifier(dotRepresentation: "1.2.840.113635.100.6.3.2")
+    /// The largest file taken: a `.p8` key is about 250 bytes and a certificate with its key
+    /// a few kilobytes, so anything near this is not one.
+    public static let maximumFileBytes = 64 * 1024
+    static let tooLarge = Failure("The file is larger than 64 KiB: an APNs key or certificate is a few kilobytes.")
 
     /// A token-based credential from a `.p8` file's text (a P-256 private key in PKCS#8
     /// PEM), its key id and team id (10 characters each, as Apple gives them).
@@ -29,6 +33,7 @@ public enum APNsCredentialFile {
         pem: String, keyID: String, teamID: String, bundleID: String, environment: APNsCredential.Environment,
         projectID: String, now: Timestamp
     ) throws(Failure) -> APNsCredential {
+        guard pem.utf8.count <= maximumFileBytes else { throw tooLarge }
         guard APNsCredential.isAppleID(keyID) else { throw Failure("The key id must be 10 letters and digits.") }
         guard APNsCredential.isAppleID(teamID) else { throw Failure("The team id must be 10 letters and digits.") }
         guard APNsCredential.isBundleID(bundleID) else { throw Failure("\(bundleID) is not a bundle id.") }
@@ -49,7 +54,9 @@ public enum APNsCredentialFile {
         bytes: [UInt8], password: String?, bundleID: String?, environment: APNsCredential.Environment?,
         projectID: String, now: Timestamp
     ) throws(Failure) -> APNsCredential {
+        guard bytes.count <= maximumFileBytes else { throw tooLarge }
         let leaf: NIOSSLCertificate
+        let key: NIOSSLPrivateKey
         let isPEM =
             bytes.starts(with: Array("-----BEGIN".utf8))
             || String(decoding: bytes, as: UTF8.self)
@@ -58,15 +65,25 @@ public enum APNsCredentialFile {
             guard let first = (try? NIOSSLCertificate.fromPEMBytes(bytes))?.first else {
                 throw Failure("The PEM file holds no certificate.")
             }
-            guard (try? NIOSSLPrivateKey(bytes: bytes, format: .pem)) != nil else {
+            guard let privateKey = try? NIOSSLPrivateKey(bytes: bytes, format: .pem) else {
                 throw Failure("The PEM file must hold the certificate's private key too (unencrypted).")
             }
             leaf = first
+            key = privateKey
         } else {
             guard let bundle = try? NIOSSLPKCS12Bundle(buffer: bytes, passphrase: Array((password ?? "").utf8)),
                 let first = bundle.certificateChain.first
             else { throw Failure("The file is neither PEM nor PKCS#12 that this password opens.") }
             leaf = first
+            key = bundle.privateKey
+        }
+        // The TLS library refuses a private key that is not the certificate's: APNs would
+        // refuse every connection made with them.
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.certificateChain = [.certificate(leaf)]
+        tls.privateKey = .privateKey(key)
+        guard (try? NIOSSLContext(configuration: tls)) != nil else {
+            throw Failure("The private key is not the certificate's.")
         }
         guard let der = try? leaf.toDERBytes(), let certificate = try? Certificate(derEncoded: der) else {
             throw Failure("The certificate cannot be read.")

@@ -35,6 +35,8 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
     public var xmppConnections: Int = 2_500
     /// Upstream messages waiting for the project's app servers (T5). Default 10,000.
     public var upstreamWaiting: Int = 10_000
+    /// Device groups the project may have (T7). Default 100,000.
+    public var maxDeviceGroups: Int = 100_000
     /// The Web Push public keys (VAPID, base64url) the project holds, as FCM's web push
     /// certificates: browser push channels made for one of these site keys may carry the
     /// project's web registrations. Default none (Firebase's default key needs none).
@@ -68,6 +70,7 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
         xmppConnectsPerMinute = try read(.xmppConnectsPerMinute, defaults.xmppConnectsPerMinute)
         xmppConnections = try read(.xmppConnections, defaults.xmppConnections)
         upstreamWaiting = try read(.upstreamWaiting, defaults.upstreamWaiting)
+        maxDeviceGroups = try read(.maxDeviceGroups, defaults.maxDeviceGroups)
         webPushKeys = try read(.webPushKeys, defaults.webPushKeys)
         perDeviceEvents = try read(.perDeviceEvents, defaults.perDeviceEvents)
     }
@@ -89,6 +92,7 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
             ("upstream-device-per-minute", \.upstreamDevicePerMinute),
             ("xmpp-connects-per-minute", \.xmppConnectsPerMinute),
             ("xmpp-connections", \.xmppConnections), ("upstream-waiting", \.upstreamWaiting),
+            ("max-device-groups", \.maxDeviceGroups),
             ("max-payload-bytes", \.message.maximumPayloadBytes),
             ("max-topic-payload-bytes", \.message.maximumTopicPayloadBytes),
         ]

@@ -1,16 +1,19 @@
 import NIOCore
 
 /// The first handler of an accepted connection: asks `ConnectionAdmission` for a place when
-/// the connection opens, closing it at once without one, and gives the place back when the
-/// connection authenticates (`ConnectionAdmission.Authenticated`, sent down the pipeline) or
+/// the connection opens, closing it at once without one; when the connection authenticates
+/// (`ConnectionAdmission.Authenticated`, sent down the pipeline) trades it for an
+/// authenticated one, closing the connection without one; gives its place back when it
 /// closes.
 final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = NIOAny
     typealias OutboundIn = NIOAny
 
     private let admission: ConnectionAdmission
-    /// The source address while the connection holds a place.
+    /// The source address while the connection holds a place not yet authenticated.
     private var counted: String?
+    /// The source address while the connection holds an authenticated place.
+    private var authenticated: String?
 
     init(admission: ConnectionAdmission) {
         self.admission = admission
@@ -51,14 +54,25 @@ final class AdmissionHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.triggerUserOutboundEvent(event, promise: promise)
             return
         }
-        release()
         promise?.succeed()
+        guard let address = counted else { return }
+        counted = nil
+        if let refusal = admission.authenticated(address) {
+            admission.onRefusal(refusal)
+            context.close(promise: nil)
+        } else {
+            authenticated = address
+        }
     }
 
     private func release() {
         if let address = counted {
             counted = nil
             admission.release(address)
+        }
+        if let address = authenticated {
+            authenticated = nil
+            admission.releaseAuthenticated(address)
         }
     }
 }

@@ -6,7 +6,10 @@ import Synchronization
 /// `total` in all. A connection that only opens a socket then holds at most its share of
 /// the open-files limit, and the rest stays for healthy clients. A connection stops counting
 /// once it authenticates (a device's login, an app server's SASL; an HTTP connection never
-/// does) or closes. Past either bound a new connection is closed at once.
+/// does) or closes. Past either bound a new connection is closed at once. An authenticated
+/// connection counts against `authenticatedPerAddress`, a high bound that keeps one
+/// address (one host, or a network behind one NAT) from holding every descriptor with
+/// devices that check in for free; past it the connection is closed as it authenticates.
 public final class ConnectionAdmission: Sendable {
     /// The bounds; 0 lifts one.
     public struct Limits: Sendable, Equatable {
@@ -15,10 +18,13 @@ public final class ConnectionAdmission: Sendable {
         /// Connections not yet authenticated in all. Default 10,000; `herald serve` uses half
         /// of its open-files limit.
         public var total: Int = 10_000
+        /// Authenticated connections from one source address. Default 10,000.
+        public var authenticatedPerAddress: Int = 10_000
 
-        public init(perAddress: Int = 1_000, total: Int = 10_000) {
+        public init(perAddress: Int = 1_000, total: Int = 10_000, authenticatedPerAddress: Int = 10_000) {
             self.perAddress = perAddress
             self.total = total
+            self.authenticatedPerAddress = authenticatedPerAddress
         }
     }
 
@@ -26,6 +32,7 @@ public final class ConnectionAdmission: Sendable {
     public enum Refusal: String, Sendable {
         case perAddress = "per-address"
         case total
+        case authenticatedPerAddress = "authenticated-per-address"
     }
 
     /// Sent down a connection's pipeline (`triggerUserOutboundEvent`) when it authenticates.
@@ -36,6 +43,7 @@ public final class ConnectionAdmission: Sendable {
     struct State {
         var byAddress: [String: Int] = [:]
         var total = 0
+        var authenticatedByAddress: [String: Int] = [:]
     }
 
     public let limits: Limits
@@ -66,6 +74,28 @@ public final class ConnectionAdmission: Sendable {
             guard let count = state.byAddress[address] else { return }
             state.byAddress[address] = count > 1 ? count - 1 : nil
             state.total -= 1
+        }
+    }
+
+    /// A connection from `address` authenticated: it stops counting as not authenticated,
+    /// and counts as authenticated unless `address` holds its bound (then it is refused).
+    public func authenticated(_ address: String) -> Refusal? {
+        release(address)
+        return state.withLock { state in
+            let count = state.authenticatedByAddress[address, default: 0]
+            if limits.authenticatedPerAddress > 0, count >= limits.authenticatedPerAddress {
+                return .authenticatedPerAddress
+            }
+            state.authenticatedByAddress[address] = count + 1
+            return nil
+        }
+    }
+
+    /// An authenticated connection from `address` closed.
+    public func releaseAuthenticated(_ address: String) {
+        state.withLock { state in
+            guard let count = state.authenticatedByAddress[address] else { return }
+            state.authenticatedByAddress[address] = count > 1 ? count - 1 : nil
         }
     }
 

@@ -45,6 +45,17 @@ struct AppleRegistrationRoutes {
                 results.append(.stringObject([("apns_token", text), ("status", "INVALID_ARGUMENT")]))
                 continue
             }
+            // Each token counts against the project's imports a minute; past them the rest of
+            // the request is refused, and a request refused from its first token is a 429.
+            guard environment.deviceRequests.admit(.projectImport, project.id) else {
+                guard !results.isEmpty else {
+                    throw HeraldError.quotaExceeded(
+                        subject: "APNs token imports", retryAfterSeconds: 60,
+                        message: "The project imported its APNs tokens allowed this minute.")
+                }
+                results.append(.stringObject([("apns_token", text), ("status", "RESOURCE_EXHAUSTED")]))
+                continue
+            }
             let registration = try await register(
                 address, bundleID: application, installationID: nil, keys: nil, project: project)
             results.append(

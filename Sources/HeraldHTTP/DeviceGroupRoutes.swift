@@ -10,6 +10,8 @@ struct DeviceGroupRoutes {
     let authenticator: Authenticator
     let store: any RegistrationStore & TopicStore
     static let maximumMembers = 20
+    /// The longest `notification_key_name`, in bytes (SEMANTICS T7).
+    static let maximumNameBytes = 256
 
     func register(on router: Router<HeraldRequestContext>) {
         router.post("/fcm/notification") { request, _ in
@@ -53,12 +55,19 @@ struct DeviceGroupRoutes {
 
     private func create(project: Project, name: String?, tokens: [String]) async throws -> Response {
         guard let name, !name.isEmpty else { return failure("notification_key_name is required.") }
+        guard name.utf8.count <= Self.maximumNameBytes else {
+            return failure("notification_key_name is at most \(Self.maximumNameBytes) bytes.")
+        }
         guard !tokens.isEmpty, tokens.count <= Self.maximumMembers else {
             return failure("A group has 1 to \(Self.maximumMembers) registration_ids.")
         }
         if let invalid = try await firstInvalid(tokens, project: project) {
             return failure(
                 "registration_ids contains a token this project did not register: \(Registration.redacted(invalid))")
+        }
+        let limit = project.settings.maxDeviceGroups
+        guard try await store.deviceGroupCount(projectID: project.id, countingUpTo: limit) < limit else {
+            return failure("The project has \(limit) device groups, its most (max-device-groups).")
         }
         let group = DeviceGroup(
             projectID: project.id, name: name, notificationKey: DeviceGroup.makeKey(),

@@ -2,7 +2,8 @@ public import HeraldCore
 import Synchronization
 
 /// Bounds what the unauthenticated device endpoints (check-in, `register3`, installations,
-/// web registrations) let one source address, and one checked-in device, do over time: a
+/// web registrations) let one source address, and one checked-in device, do over time, and
+/// the APNs tokens a project imports (SEMANTICS A1): a
 /// token bucket per key that holds a minute's allowance and refills evenly. Past it a
 /// request is answered 429 with `Retry-After`, in its endpoint's error shape.
 public final class DeviceRequestLimiter: Sendable {
@@ -16,6 +17,10 @@ public final class DeviceRequestLimiter: Sendable {
         public var registrationsPerDevice: Int = 60
         /// Check-ins of one device that presents its id and security token. Default 10.
         public var recheckinsPerDevice: Int = 10
+        /// APNs tokens one project may import (`batchImport`) a minute. Default 6,000: a
+        /// million tokens move over in under three hours, and a leaked server key cannot
+        /// fill the store in seconds.
+        public var importsPerProject: Int = 6_000
 
         public init() {}
 
@@ -26,13 +31,14 @@ public final class DeviceRequestLimiter: Sendable {
             limits.registrationsPerAddress = 0
             limits.registrationsPerDevice = 0
             limits.recheckinsPerDevice = 0
+            limits.importsPerProject = 0
             return limits
         }()
     }
 
     /// What is being counted.
     public enum Kind: String, Sendable {
-        case checkin, registration, deviceRegistration, recheckin
+        case checkin, registration, deviceRegistration, recheckin, projectImport
     }
 
     public let limits: Limits
@@ -55,6 +61,7 @@ public final class DeviceRequestLimiter: Sendable {
             case .registration: limits.registrationsPerAddress
             case .deviceRegistration: limits.registrationsPerDevice
             case .recheckin: limits.recheckinsPerDevice
+            case .projectImport: limits.importsPerProject
             }
         guard perMinute > 0 else { return true }
         let now = clock.now()

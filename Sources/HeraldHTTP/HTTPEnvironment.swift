@@ -33,6 +33,8 @@ public struct HTTPEnvironment: Sendable {
     public let health = NodeHealth()
     /// The event streams open on the node, by project and credential, over every listener.
     public let eventStreams = EventStreamSlots()
+    /// Closes the node's HTTP connections at the end of the stop's grace.
+    public let httpShutdown = HTTPShutdown()
     /// Password checks running at once on the node (console sign-in): each takes a core for
     /// a quarter of a second, so more at once only make every answer slower.
     public let passwordChecks = ConcurrencyGate(limit: 2)

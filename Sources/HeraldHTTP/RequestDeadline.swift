@@ -5,7 +5,8 @@ public import NIOHTTPTypes
 /// head must be complete within `headTimeout` of the connection opening or the previous
 /// answer, and the body within `bodyTimeout` of the head. A client trickling a
 /// header or a body a byte at a time (slowloris) holds a connection for those seconds at
-/// most, instead of for as long as it likes.
+/// most, instead of for as long as it likes. When the node stops (`HTTPShutdown`) the
+/// connection is closed at the end of the grace, whatever it is doing.
 public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandler {
     public typealias InboundIn = HTTPRequestPart
     public typealias InboundOut = HTTPRequestPart
@@ -22,13 +23,29 @@ public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandle
     /// readings of the clock rather than a timer set and cancelled twice.
     private var timer: (task: Scheduled<Void>, fires: NIODeadline)?
 
-    public init(headTimeout: TimeAmount, bodyTimeout: TimeAmount) {
+    private let shutdown: HTTPShutdown?
+    /// The connection's place in `shutdown`.
+    private var registration: UInt64?
+    /// The close at the end of the shutdown's grace.
+    private var cut: Scheduled<Void>?
+
+    public init(headTimeout: TimeAmount, bodyTimeout: TimeAmount, shutdown: HTTPShutdown? = nil) {
         self.headTimeout = headTimeout
         self.bodyTimeout = bodyTimeout
+        self.shutdown = shutdown
     }
 
     public func handlerAdded(context: ChannelHandlerContext) {
         arm(headTimeout, context: context)
+        let loopBound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        let eventLoop = context.eventLoop
+        registration = shutdown?.register { deadline in
+            eventLoop.execute {
+                let (handler, context) = loopBound.value
+                guard handler.cut == nil, handler.registration != nil else { return }
+                handler.cut = eventLoop.scheduleTask(deadline: deadline) { context.close(promise: nil) }
+            }
+        }
     }
 
     public func handlerRemoved(context: ChannelHandlerContext) {
@@ -84,6 +101,10 @@ public final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandle
         timer?.task.cancel()
         timer = nil
         deadline = nil
+        cut?.cancel()
+        cut = nil
+        if let registration { shutdown?.unregister(registration) }
+        registration = nil
     }
 }
 

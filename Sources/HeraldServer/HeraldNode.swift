@@ -210,7 +210,8 @@ public struct HeraldNode: Sendable {
         [
             RequestDeadline(
                 headTimeout: .nanoseconds(Int64(configuration.httpHeadTimeoutSeconds * 1e9)),
-                bodyTimeout: .nanoseconds(Int64(configuration.httpBodyTimeoutSeconds * 1e9))),
+                bodyTimeout: .nanoseconds(Int64(configuration.httpBodyTimeoutSeconds * 1e9)),
+                shutdown: environment.httpShutdown),
             QuotaRefusalHandler(environment: environment),
         ]
     }
@@ -260,6 +261,9 @@ public struct HeraldNode: Sendable {
         if let dropIn = configuration.dropIn {
             services.append(LaneService(try makeDropInApplication(dropIn), lane: environment.admission.lanes.first))
         }
+        // Stopped after the drain, before the listeners: requests still open then are cut
+        // after a grace, so that a client that stalls cannot hold the stop.
+        services.append(HTTPShutdownService(shutdown: environment.httpShutdown))
         // Stopped first: the health check fails while everything still serves.
         services.append(DrainService(health: environment.health, seconds: configuration.drainSeconds, logger: logger))
         let group = ServiceGroup(

@@ -46,4 +46,7 @@ public protocol TopicStore: Sendable {
 
     /// Up to `limit` of a project's device groups, by name.
     func deviceGroups(projectID: String, limit: Int) async throws -> [DeviceGroup]
+
+    /// How many device groups a project has, counted up to `countingUpTo`.
+    func deviceGroupCount(projectID: String, countingUpTo: Int) async throws -> Int
 }

@@ -20,7 +20,8 @@ public import ServiceLifecycle
 /// writing the cursor.
 public struct WebhookSender: Service {
     let store: any EventStore & WebhookStore
-    let client: HTTPClient
+    /// A client per target host, each connecting to the address the policy checked.
+    let clients = WebhookClients()
     let policy: WebhookTargetPolicy
     /// This node's name as the holder of the webhooks it claims.
     let holder: String
@@ -49,11 +50,6 @@ public struct WebhookSender: Service {
     ) {
         self.store = store
         self.eventIDs = eventIDs
-        // Redirects are not followed: a target is checked against the policy, not where it points.
-        self.client = HTTPClient(
-            eventLoopGroupProvider: .singleton,
-            configuration: .init(
-                redirectConfiguration: .disallow, timeout: .init(connect: .seconds(5), read: .seconds(10))))
         self.policy = policy
         self.holder = holder
         self.clock = clock
@@ -99,7 +95,7 @@ public struct WebhookSender: Service {
                 }
             }
         }
-        try await client.shutdown()
+        await clients.shutdown()
     }
 
     /// Sends a claimed webhook's events in order until none is left, one fails, or a turn's
@@ -109,7 +105,7 @@ public struct WebhookSender: Service {
         var webhook = claimed
         var sent = 0
         do {
-            let target: URL
+            let target: WebhookTargetPolicy.Target
             do {
                 target = try policy.check(webhook.url)
             } catch {
@@ -160,11 +156,15 @@ public struct WebhookSender: Service {
         return sent
     }
 
-    /// Posts one event; answers why it failed, or nil when the endpoint took it (2xx).
-    func post(_ event: MessageEvent, to url: URL, _ webhook: Webhook) async -> String? {
+    /// Posts one event; answers why it failed, or nil when the endpoint took it (2xx). A
+    /// failure to connect or to read an answer is kept as "unreachable", which the project's
+    /// users see; what the socket said goes to the operator's log.
+    func post(_ event: MessageEvent, to target: WebhookTargetPolicy.Target, _ webhook: Webhook) async -> String? {
         let id = eventIDs.id(of: event)
         let body = event.json(id: id).renderedBytes
-        var request = HTTPClientRequest(url: url.absoluteString)
+        let (client, retired) = clients.client(for: target)
+        for old in retired { try? await old.shutdown() }
+        var request = HTTPClientRequest(url: target.url.absoluteString)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "Herald-Webhooks/1")
@@ -183,7 +183,10 @@ public struct WebhookSender: Service {
             }
             return nil
         } catch {
-            return "\(error) for event \(id)"
+            logger.warning(
+                "webhook unreachable",
+                metadata: ["webhook": "\(webhook.id)", "address": "\(target.address)", "error": "\(error)"])
+            return "unreachable for event \(id)"
         }
     }
 }

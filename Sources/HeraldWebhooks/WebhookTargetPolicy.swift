@@ -1,18 +1,25 @@
 public import Foundation
 import NIOCore
+import NIOPosix
 
-/// Where webhooks may post (SEMANTICS E5): HTTPS to hosts outside loopback, unless the
-/// operator allows a host (`--allow-webhook-host`, which also allows plain HTTP to it); never
-/// to one of Herald's own listeners.
+/// Where webhooks may post (SEMANTICS E5): HTTPS to hosts whose every address is public,
+/// unless the operator allows a host or a range (`--allow-webhook-host`; a host is then
+/// allowed plain HTTP too); never to one of Herald's own listeners or this host's own
+/// addresses. The check answers the address it checked, and the request goes there: the
+/// name is not resolved a second time, so it cannot resolve elsewhere in between.
 public struct WebhookTargetPolicy: Sendable {
     /// Hosts the operator allows whatever their scheme and address.
     public var allowedHosts: Set<String>
+    /// Address ranges the operator opens (`10.1.0.0/16`), given with the hosts.
+    let allowedRanges: [WebhookAddressRange]
     /// Herald's own listeners: host names and addresses it answers on, and its ports.
     public var ownHosts: Set<String>
     public var ownPorts: Set<Int>
 
-    public init(allowedHosts: Set<String> = [], ownHosts: Set<String> = [], ownPorts: Set<Int> = []) {
-        self.allowedHosts = allowedHosts
+    /// `allowed` holds host names and address ranges alike, as `--allow-webhook-host` takes them.
+    public init(allowedHosts allowed: Set<String> = [], ownHosts: Set<String> = [], ownPorts: Set<Int> = []) {
+        allowedRanges = allowed.compactMap(WebhookAddressRange.init)
+        allowedHosts = Set(allowed.filter { WebhookAddressRange($0) == nil }.map { $0.lowercased() })
         self.ownHosts = ownHosts
         self.ownPorts = ownPorts
     }
@@ -22,35 +29,46 @@ public struct WebhookTargetPolicy: Sendable {
         public var description: String
     }
 
-    /// Checks `url` and the addresses its host has now; answers the URL to post to.
-    public func check(_ text: String) throws(Refusal) -> URL {
+    /// A checked target: the URL to post to, and the address its host had when checked,
+    /// which the request connects to.
+    public struct Target: Sendable, Equatable {
+        public var url: URL
+        public var host: String
+        public var address: String
+    }
+
+    /// Checks `text` and every address its host has now; answers where to post.
+    public func check(_ text: String) throws(Refusal) -> Target {
         guard let url = URL(string: text), let scheme = url.scheme?.lowercased(), let host = url.host?.lowercased(),
             scheme == "https" || scheme == "http"
         else { throw Refusal(description: "not an http(s) URL: \(text)") }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
-        let addresses = Self.addresses(of: host, port: port)
-        let own = ownHosts.map { $0.lowercased() }
+        let addresses = WebhookAddress.resolve(host)
+        guard let first = addresses.first else { throw Refusal(description: "\(host) has no address") }
+        let own = Set(ownHosts.map { $0.lowercased() }.compactMap(WebhookAddress.init))
         if ownPorts.contains(port),
-            own.contains(host) || addresses.contains(where: { own.contains($0) || Self.isLoopback($0) })
+            ownHosts.contains(where: { $0.lowercased() == host })
+                || addresses.contains(where: { own.contains($0) || $0.refusal == "loopback" })
         {
             throw Refusal(description: "\(host):\(port) is one of Herald's own addresses")
         }
-        if allowedHosts.contains(host) { return url }
+        let target = Target(url: url, host: host, address: first.text)
+        if allowedHosts.contains(host) { return target }
         guard scheme == "https" else { throw Refusal(description: "only https targets are allowed: \(text)") }
-        if host == "localhost" || addresses.isEmpty || addresses.contains(where: Self.isLoopback) {
-            throw Refusal(description: "\(host) is on loopback or has no address; allow it with --allow-webhook-host")
+        let local = Self.hostAddresses()
+        for address in addresses where !allowedRanges.contains(where: { $0.contains(address) }) {
+            let reason = local.contains(address) ? "this host's own address" : address.refusal
+            if let reason {
+                throw Refusal(
+                    description:
+                        "\(host) resolves to \(address.text), \(reason); allow it with --allow-webhook-host")
+            }
         }
-        return url
+        return target
     }
 
-    /// The addresses `host` resolves to now, as text; empty when it does not.
-    static func addresses(of host: String, port: Int) -> [String] {
-        guard let address = try? SocketAddress.makeAddressResolvingHost(host, port: port) else { return [] }
-        return address.ipAddress.map { [$0] } ?? []
-    }
-
-    static func isLoopback(_ address: String) -> Bool {
-        address.hasPrefix("127.") || address == "::1" || address == "0.0.0.0" || address == "::"
-            || address.hasPrefix("::ffff:127.")
+    /// The addresses of this host's interfaces.
+    static func hostAddresses() -> Set<WebhookAddress> {
+        Set(((try? System.enumerateDevices()) ?? []).compactMap { $0.address.flatMap(WebhookAddress.init) })
     }
 }

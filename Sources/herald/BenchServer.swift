@@ -87,6 +87,7 @@ final class BenchServer {
                     // A benchmark checks in, registers and connects thousands of devices from loopback.
                     "--checkins-per-minute", "0", "--registrations-per-minute", "0",
                     "--device-registrations-per-minute", "0", "--unauthenticated-connections-per-address", "0",
+                    "--authenticated-connections-per-address", "0",
                     "--unauthenticated-connections", "0",
                     "--xmpp-plaintext-port", String(xmpp),
                 ] + (plaintext ? ["--gateway-plaintext"] : [])

@@ -91,13 +91,21 @@ struct Serve: AsyncParsableCommand {
     var deviceRegistrationsPerMinute = DeviceRequestLimiter.Limits().registrationsPerDevice
 
     @Option(
+        name: .customLong("imports-per-minute"),
+        help: "APNs tokens one project may import (batchImport) per minute (0: no limit).")
+    var importsPerMinute = DeviceRequestLimiter.Limits().importsPerProject
+
+    @Option(
         name: .customLong("abandoned-checkin-hours"),
         help: "Hours after which a device that never registered nor connected is removed.")
     var abandonedCheckinHours = 24
 
     @Option(
         name: .customLong("allow-webhook-host"),
-        help: "A host webhooks may post to over http:// or on loopback (repeat for several).")
+        help: """
+            A host webhooks may post to over http:// or at any address, or an address range (10.1.0.0/16) \
+            https:// targets may be in (repeat for several).
+            """)
     var allowedWebhookHosts: [String] = []
 
     @Option(
@@ -148,6 +156,10 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("unauthenticated-connections-per-address"),
         help: "Connections one address may hold open before they authenticate, on every listener (0: no limit).")
     var unauthenticatedPerAddress = ConnectionAdmission.Limits().perAddress
+    @Option(
+        name: .customLong("authenticated-connections-per-address"),
+        help: "Logged-in device and app-server connections one address may hold, on every listener (0: no limit).")
+    var authenticatedPerAddress = ConnectionAdmission.Limits().authenticatedPerAddress
     @Option(
         name: .customLong("unauthenticated-connections"),
         help:
@@ -237,6 +249,7 @@ struct Serve: AsyncParsableCommand {
         configuration.deviceRequestLimits.checkinsPerAddress = checkinsPerMinute
         configuration.deviceRequestLimits.registrationsPerAddress = registrationsPerMinute
         configuration.deviceRequestLimits.registrationsPerDevice = deviceRegistrationsPerMinute
+        configuration.deviceRequestLimits.importsPerProject = importsPerMinute
         configuration.abandonedCheckinSeconds = Int64(abandonedCheckinHours) * 3600
         configuration.eventRetentionDays = max(1, eventRetentionDays)
         configuration.webhookAllowedHosts = Set(allowedWebhookHosts.map { $0.lowercased() })
@@ -259,7 +272,8 @@ struct Serve: AsyncParsableCommand {
         // rest stays for devices, app servers and the store.
         configuration.connectionAdmission = ConnectionAdmission.Limits(
             perAddress: unauthenticatedPerAddress,
-            total: unauthenticatedTotal ?? openFiles.map { $0 / 2 } ?? ConnectionAdmission.Limits().total)
+            total: unauthenticatedTotal ?? openFiles.map { $0 / 2 } ?? ConnectionAdmission.Limits().total,
+            authenticatedPerAddress: authenticatedPerAddress)
         var gateway = GatewayConfiguration()
         gateway.loginTimeoutSeconds = loginTimeout
         gateway.host = gatewayHost ?? httpHost

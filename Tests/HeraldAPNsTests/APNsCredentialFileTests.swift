@@ -40,7 +40,7 @@ import X509
 
     /// A certificate in Apple's shape: the bundle id as the subject's UID, the
     /// environment as Apple's extension.
-    func applesShape(production: Bool, expired: Bool = false) throws -> [UInt8] {
+    func applesShape(production: Bool, expired: Bool = false, otherKey: Bool = false) throws -> [UInt8] {
         let key = P256.Signing.PrivateKey()
         let name = DistinguishedName([
             RelativeDistinguishedName(
@@ -61,7 +61,8 @@ import X509
             extensions: try Certificate.Extensions {
                 Certificate.Extension(oid: oid, critical: false, value: [0x05, 0x00])
             }, issuerPrivateKey: .init(key))
-        let pem = try certificate.serializeAsPEM().pemString + "\n" + key.pemRepresentation + "\n"
+        let kept = otherKey ? P256.Signing.PrivateKey() : key
+        let pem = try certificate.serializeAsPEM().pemString + "\n" + kept.pemRepresentation + "\n"
         return Array(pem.utf8)
     }
 
@@ -93,6 +94,26 @@ import X509
         #expect(throws: APNsCredentialFile.Failure.self) {
             _ = try APNsCredentialFile.certificate(
                 bytes: [1, 2, 3], password: "x", bundleID: nil, environment: nil, projectID: "p", now: now)
+        }
+    }
+
+    /// An unrelated private key, or a 50 MB file, was stored and only failed at APNs.
+    @Test func aCertificateWithAnotherKeyOrAnOversizedFileIsRefused() throws {
+        #expect(throws: APNsCredentialFile.Failure("The private key is not the certificate's.")) {
+            _ = try APNsCredentialFile.certificate(
+                bytes: try applesShape(production: true, otherKey: true), password: nil, bundleID: nil,
+                environment: nil, projectID: "p", now: now)
+        }
+        let padded = try applesShape(production: true) + Array(repeating: UInt8(ascii: "\n"), count: 64 * 1024)
+        #expect(throws: APNsCredentialFile.Failure.self) {
+            _ = try APNsCredentialFile.certificate(
+                bytes: padded, password: nil, bundleID: nil, environment: nil, projectID: "p", now: now)
+        }
+        let key = P256.Signing.PrivateKey().pemRepresentation + String(repeating: "\n", count: 64 * 1024)
+        #expect(throws: APNsCredentialFile.Failure.self) {
+            _ = try APNsCredentialFile.signingKey(
+                pem: key, keyID: "ABC123DEFG", teamID: "TEAM123456", bundleID: "com.example.app", environment: .both,
+                projectID: "p", now: now)
         }
     }
 }

@@ -38,4 +38,29 @@ import Testing
         #expect(admission.counted(from: "10.0.0.9").address == 0)
         _ = try first.finish()
     }
+
+    /// 2,200 logged-in device sessions from one address were all held: one host could
+    /// take every descriptor with devices that check in for free.
+    @Test func anAddressHoldsAtMostItsAuthenticatedConnectionsAndAClosedOneFreesItsPlace() throws {
+        let admission = ConnectionAdmission(limits: .init(perAddress: 10, total: 10, authenticatedPerAddress: 2))
+        let address = try SocketAddress(ipAddress: "10.0.0.7", port: 4000)
+        func loggedIn() throws -> EmbeddedChannel {
+            let channel = EmbeddedChannel(handler: admission.makeHandler())
+            try channel.connect(to: address).wait()
+            channel.pipeline.triggerUserOutboundEvent(ConnectionAdmission.Authenticated(), promise: nil)
+            return channel
+        }
+        let first = try loggedIn()
+        let second = try loggedIn()
+        let third = try loggedIn()
+        #expect(first.isActive && second.isActive)
+        #expect(!third.isActive)  // closed as it authenticated
+        #expect(admission.authenticated("10.0.0.8") == nil)  // another address is not held back
+        _ = try first.finish()
+        let fourth = try loggedIn()
+        #expect(fourth.isActive)
+        #expect(admission.counted(from: "10.0.0.7").address == 0)
+        _ = try second.finish()
+        _ = try fourth.finish()
+    }
 }

@@ -219,5 +219,9 @@ import Testing
         let groups = try await store.deviceGroups(projectID: "alpha-project", limit: 10)
         #expect(groups.map(\.name) == ["alpha", "zulu"] && groups.first?.members == ["t1", "t2"])
         #expect(try await store.deviceGroups(projectID: "alpha-project", limit: 1).count == 1)
+        // T7: counted up to a bound, per project.
+        #expect(try await store.deviceGroupCount(projectID: "alpha-project", countingUpTo: 10) == 2)
+        #expect(try await store.deviceGroupCount(projectID: "alpha-project", countingUpTo: 1) == 1)
+        #expect(try await store.deviceGroupCount(projectID: "other-project", countingUpTo: 10) == 0)
     }
 }

@@ -28,7 +28,7 @@ import Testing
         #expect(throws: WebhookTargetPolicy.Refusal.self) { try policy.check("http://hooks.example/") }
         #expect(throws: WebhookTargetPolicy.Refusal.self) { try policy.check("https://localhost:9000/") }
         #expect(throws: WebhookTargetPolicy.Refusal.self) { try policy.check("ftp://hooks.example/") }
-        #expect(try policy.check("http://127.0.0.1:9000/hook").port == 9000)
+        #expect(try policy.check("http://127.0.0.1:9000/hook").url.port == 9000)
         let strict = WebhookTargetPolicy()
         #expect(throws: WebhookTargetPolicy.Refusal.self) { try strict.check("https://127.0.0.1:9000/hook") }
     }

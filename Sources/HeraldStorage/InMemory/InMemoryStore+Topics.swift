@@ -13,4 +13,8 @@ extension InMemoryStore {
     public func deviceGroups(projectID: String, limit: Int) -> [DeviceGroup] {
         Array(deviceGroups.values.filter { $0.projectID == projectID }.sorted { $0.name < $1.name }.prefix(limit))
     }
+
+    public func deviceGroupCount(projectID: String, countingUpTo: Int) -> Int {
+        min(deviceGroups.values.count { $0.projectID == projectID }, countingUpTo)
+    }
 }

@@ -209,4 +209,13 @@ extension PostgresStore {
                 projectID: projectID, name: name, notificationKey: key, members: StoreCoding.decodeMembers(members))
         }
     }
+
+    public func deviceGroupCount(projectID: String, countingUpTo: Int) async throws -> Int {
+        let counted = try await rows(
+            """
+            SELECT COUNT(*) FROM (SELECT 1 FROM device_groups WHERE project_id = \(projectID)
+            LIMIT \(countingUpTo)) AS groups
+            """)
+        return try counted.first.map { Int(try $0.decode(Int64.self)) } ?? 0
+    }
 }

@@ -231,4 +231,13 @@ extension SQLiteStore {
             }
         }
     }
+
+    public func deviceGroupCount(projectID: String, countingUpTo: Int) async throws -> Int {
+        try read { db in
+            try Int.fetchOne(
+                db.cachedStatement(
+                    sql: "SELECT COUNT(*) FROM (SELECT 1 FROM device_groups WHERE project_id = ? LIMIT ?)"),
+                arguments: [projectID, countingUpTo]) ?? 0
+        }
+    }
 }
