@@ -43,6 +43,10 @@ public struct WebhookTargetPolicy: Sendable {
             scheme == "https" || scheme == "http"
         else { throw Refusal(description: "not an http(s) URL: \(text)") }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
+        let allowed = allowedHosts.contains(host)
+        guard allowed || scheme == "https" else {
+            throw Refusal(description: "only https targets are allowed: \(text)")
+        }
         let addresses = WebhookAddress.resolve(host)
         guard let first = addresses.first else { throw Refusal(description: "\(host) has no address") }
         let own = Set(ownHosts.map { $0.lowercased() }.compactMap(WebhookAddress.init))
@@ -53,8 +57,7 @@ public struct WebhookTargetPolicy: Sendable {
             throw Refusal(description: "\(host):\(port) is one of Herald's own addresses")
         }
         let target = Target(url: url, host: host, address: first.text)
-        if allowedHosts.contains(host) { return target }
-        guard scheme == "https" else { throw Refusal(description: "only https targets are allowed: \(text)") }
+        if allowed { return target }
         let local = Self.hostAddresses()
         for address in addresses where !allowedRanges.contains(where: { $0.contains(address) }) {
             let reason = local.contains(address) ? "this host's own address" : address.refusal
