@@ -183,6 +183,8 @@ public struct WebhookSender: Service {
             }
             return nil
         } catch {
+            // Cut short by a stop: not the endpoint's failure, and the caller does not count it.
+            if Task.isCancelled { return "stopped for event \(id)" }
             logger.warning(
                 "webhook unreachable",
                 metadata: ["webhook": "\(webhook.id)", "address": "\(target.address)", "error": "\(error)"])
