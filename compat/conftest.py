@@ -1,4 +1,5 @@
 """Fixtures that run a real `herald serve` for the compatibility suite."""
+import contextlib
 import json
 import os
 import queue
@@ -126,6 +127,21 @@ class HeraldServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
         shutil.rmtree(self.directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def serving(projects, *flags, prepare=None):
+    """A `herald serve` with `projects` created (and `prepare(herald)` done) before it starts
+    with `flags`; stopped, and its directory removed, at the end."""
+    herald = HeraldServer()
+    try:
+        herald.projects = {name: herald.create_project(name) for name in projects}
+        if prepare:
+            prepare(herald)
+        herald.start(*flags)
+        yield herald
+    finally:
+        herald.stop()
 
 
 class HeraldDevice:

@@ -26,7 +26,7 @@ from py_vapid import Vapid
 from pywebpush import WebPushException, webpush
 
 import herald_sdk
-from conftest import HERALD, HeraldDevice, HeraldServer, free_port
+from conftest import HERALD, HeraldDevice, HeraldServer, free_port, serving
 from test_attacks import b64url, checked_in_device, gateway_socket, receipt, request
 from test_real_clients import Receiver
 
@@ -39,13 +39,12 @@ CONSOLE_PASSWORD = "the right console password"
 
 @pytest.fixture(scope="module")
 def server():
-    herald = HeraldServer()
-    herald.projects = {name: herald.create_project(name) for name in (ALPHA, BETA)}
-    subprocess.run([HERALD, "console", "add-user", "guarded", "--project", ALPHA, "--data-dir", herald.data_dir],
-                   input=CONSOLE_PASSWORD + "\n", text=True, check=True, capture_output=True, timeout=60)
-    herald.start()
-    yield herald
-    herald.stop()
+    def console_user(herald):
+        subprocess.run([HERALD, "console", "add-user", "guarded", "--project", ALPHA, "--data-dir", herald.data_dir],
+                       input=CONSOLE_PASSWORD + "\n", text=True, check=True, capture_output=True, timeout=60)
+
+    with serving((ALPHA, BETA), prepare=console_user) as herald:
+        yield herald
 
 
 def rows(server, table):

@@ -2,22 +2,29 @@
 against a live Herald: each is a way for one free device or one tenant to slow every other
 tenant on the node, and each must now cost only the one who makes it. A flood of
 acknowledgements from devices that need no credential."""
-import os
+import concurrent.futures
+import http.client
+import json
 import random
+import re
+import secrets
 import socket
 import ssl
 import string
 import threading
 import time
+import urllib.parse
 
 import pytest
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HeraldServer, printed_fields
-from test_attacks import gateway_socket, mcs_frame, varint
-from test_attacks_second_round import server_cpu_seconds, server_rss_mb
+from conftest import free_port, printed_fields, serving
+from test_attacks import gateway_socket, mcs_frame, request, varint
+from test_attacks_second_round import rows, server_cpu_seconds, server_rss_mb
 from test_real_clients import Receiver
+from test_webhooks import webhook_entry
+from webhook_receiver import Receiver as WebhookReceiver
 
 ALPHA = "third-alpha"
 BETA = "third-beta"
@@ -25,12 +32,9 @@ BETA = "third-beta"
 
 @pytest.fixture(scope="module")
 def server():
-    herald = HeraldServer()
-    herald.projects = {name: herald.create_project(name) for name in (ALPHA, BETA)}
-    herald.start("--imports-per-minute", "250", "--authenticated-connections-per-address", "12",
-                 "--allow-webhook-host", "127.0.0.1")
-    yield herald
-    herald.stop()
+    with serving((ALPHA, BETA), "--imports-per-minute", "250", "--authenticated-connections-per-address", "12",
+                 "--allow-webhook-host", "127.0.0.1") as herald:
+        yield herald
 
 
 def selective_ack(ids):
@@ -139,24 +143,15 @@ def test_4_metrics_behind_a_proxy_on_the_same_host_need_the_token(server):
     """A TLS-terminating proxy on the same host connects from loopback for everyone: the
     listener's address says nothing of who reads, so /metrics, which names every project,
     needs the token unless the operator opens loopback listeners deliberately."""
-    from test_attacks import request
 
     assert request(f"{server.url}/metrics")[0] == 401
     status, body = request(f"{server.url}/metrics", headers={"Authorization": f"Bearer {server.metrics_token}"})
     assert status == 200 and ALPHA.encode() in body
-    proxied = HeraldServer()
-    try:
-        proxied.start("--public-url", "https://push.example.org", "--metrics-token", "")
+    with serving((), "--public-url", "https://push.example.org", "--metrics-token", "") as proxied:
         status, body = request(f"{proxied.url}/metrics", headers={"X-Forwarded-For": "203.0.113.9"})
         assert status == 401 and b"--metrics-token" in body
-    finally:
-        proxied.stop()
-    opened = HeraldServer()
-    try:
-        opened.start("--metrics-without-token", "--metrics-token", "")
+    with serving((), "--metrics-without-token", "--metrics-token", "") as opened:
         assert request(f"{opened.url}/metrics")[0] == 200
-    finally:
-        opened.stop()
 
 
 def open_stream(server, token, project=ALPHA, headers=""):
@@ -212,52 +207,43 @@ def test_2_one_tenant_cannot_take_the_event_streams_and_a_dropped_stream_frees_i
         sock.close()
 
 
-def test_3_a_slow_webhook_delays_only_itself(tmp_path):
+def test_3_a_slow_webhook_delays_only_itself():
     """A receiver that answered after 4 s delayed another project's webhook by 23.7 s, and a
     third project's was not tried meanwhile: a round waited for every webhook it claimed,
     and one webhook drained its whole backlog. Now each webhook is worked on by itself."""
-    from conftest import free_port, printed_fields
-    from webhook_receiver import Receiver as WebhookReceiver
-
     names = ["hooks-slow", "hooks-fast", "hooks-third"]
-    herald = HeraldServer()
+    receivers = {name: WebhookReceiver(free_port(), delay=4.0 if name == "hooks-slow" else 0.0) for name in names}
     try:
-        herald.projects = {name: herald.create_project(name) for name in names}
-        herald.start("--allow-webhook-host", "127.0.0.1")
-        receivers = {name: WebhookReceiver(free_port(), delay=4.0 if name == "hooks-slow" else 0.0) for name in names}
-        for name, receiver in receivers.items():
-            output = herald.cli("project", "webhook", "add", name, "--url", receiver.url)
-            receiver.secret = printed_fields(output)["signing secret"]
-        apps = {name: herald_sdk.initialize(herald.url, herald.projects[name]["key_file"], name=f"{name}-{time.time()}")
-                for name in names}
-        # The slow project's backlog: ten events, forty seconds of its receiver's time.
-        for _ in range(10):
-            messaging.send(messaging.Message(topic="news"), app=apps["hooks-slow"])
-        time.sleep(1.5)  # its webhook is under way
-        waits = {}
-        for name in names[1:]:
-            sent = time.time()
-            message_id = messaging.send(messaging.Message(topic="news"), app=apps[name]).rsplit("/", 1)[1]
-            while not any(event["message_id"] == message_id for event in receivers[name].taken()):
-                assert time.time() - sent < 15, f"{name}'s event did not arrive"
-                time.sleep(0.02)
-            waits[name] = time.time() - sent
-        print(f"webhooks beside a 4 s receiver: {', '.join(f'{n} {w:.2f} s' for n, w in waits.items())}; "
-              f"the slow one took {len(receivers['hooks-slow'].taken())} of 10 meanwhile")
-        assert all(wait < 1.0 for wait in waits.values()), waits
+        with serving(names, "--allow-webhook-host", "127.0.0.1") as herald:
+            for name, receiver in receivers.items():
+                output = herald.cli("project", "webhook", "add", name, "--url", receiver.url)
+                receiver.secret = printed_fields(output)["signing secret"]
+            apps = {name: herald_sdk.initialize(herald.url, herald.projects[name]["key_file"],
+                                                name=f"{name}-{time.time()}") for name in names}
+            # The slow project's backlog: ten events, forty seconds of its receiver's time.
+            for _ in range(10):
+                messaging.send(messaging.Message(topic="news"), app=apps["hooks-slow"])
+            time.sleep(1.5)  # its webhook is under way
+            waits = {}
+            for name in names[1:]:
+                sent = time.time()
+                message_id = messaging.send(messaging.Message(topic="news"), app=apps[name]).rsplit("/", 1)[1]
+                while not any(event["message_id"] == message_id for event in receivers[name].taken()):
+                    assert time.time() - sent < 15, f"{name}'s event did not arrive"
+                    time.sleep(0.02)
+                waits[name] = time.time() - sent
+            print(f"webhooks beside a 4 s receiver: {', '.join(f'{n} {w:.2f} s' for n, w in waits.items())}; "
+                  f"the slow one took {len(receivers['hooks-slow'].taken())} of 10 meanwhile")
+            assert all(wait < 1.0 for wait in waits.values()), waits
+    finally:
         for receiver in receivers.values():
             receiver.down()
-    finally:
-        herald.stop()
 
 
 def test_2_event_ids_tell_nothing_of_other_projects(server):
     """Event ids were the store's sequence, which counts every project's events: the gap
     between two of a project's ids told how busy the others were."""
-    import json
-    import urllib.parse
 
-    from test_attacks import request
 
     ids = {}
     for project in (ALPHA, BETA):
@@ -285,12 +271,7 @@ def test_2_event_ids_tell_nothing_of_other_projects(server):
 def test_5_sign_ins_from_many_addresses_run_two_password_checks_at_a_time(server):
     """40 names from 40 addresses ran 40 password checks at once: 10 s of CPU, the slowest
     answer 6.8 s. Now a node checks two passwords at a time and answers the rest 429."""
-    import concurrent.futures
-    import http.client
-    import re
-    import urllib.parse
 
-    from test_attacks import request
 
     status, body = request(f"{server.url}/console/sign-in")
     assert status == 200
@@ -325,11 +306,7 @@ def test_5_apns_token_imports_count_against_the_projects_allowance(server):
     """batchImport made 10,000 registrations in 4 s with no limit. A project now imports
     its allowance a minute (250 in this server, 6,000 by default): the rest of a call is
     RESOURCE_EXHAUSTED and stores nothing, a call refused whole is 429."""
-    import json
-    import secrets
 
-    from test_attacks import request
-    from test_attacks_second_round import rows
 
     def imported(count):
         status, body = request(
@@ -352,10 +329,7 @@ def test_5_apns_token_imports_count_against_the_projects_allowance(server):
 def test_5_device_group_names_and_counts_are_bounded(server):
     """1 MB `notification_key_name`s were stored, and a project could make groups without
     end. A name is at most 256 bytes, and a project has at most `max-device-groups`."""
-    import json
 
-    from test_attacks import request
-    from test_attacks_second_round import rows
 
     project = server.projects[BETA]
     member = Receiver(server, project).client.register()[0]
@@ -418,8 +392,6 @@ def test_5_webhooks_refuse_private_link_local_and_translated_addresses_and_say_u
     """Webhooks posted to link-local (169.254.169.254, a cloud's metadata service), private
     ranges, NAT64 and IPv4-compatible forms: only loopback spellings were refused. And a
     connection error showed the socket's words to the project's users."""
-    from conftest import free_port
-    from test_webhooks import webhook_entry
 
     refused = ["https://169.254.169.254/latest/meta-data", "https://10.0.0.1/hook", "https://[fe80::1]/hook",
                "https://[64:ff9b::a9fe:a9fe]/hook", "https://[::7f00:1]/hook", "https://[::ffff:192.168.1.1]/hook"]
@@ -449,10 +421,7 @@ def test_5_a_stalled_body_or_unread_answers_do_not_hold_a_stop():
     """A client holding a half-sent body, or 50 pipelined requests whose answers it never
     reads, kept SIGTERM from completing for 59 s (a container's stop waits 10 s). Now the
     node closes what is still open 3 s after it stops serving."""
-    herald = HeraldServer()
-    try:
-        herald.projects = {ALPHA: herald.create_project(ALPHA)}
-        herald.start()
+    with serving(()) as herald:
         half = socket.create_connection(("127.0.0.1", herald.port))
         half.sendall(b"POST /token HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\n"
                      b"Content-Length: 100000\r\n\r\ngrant_type=")
@@ -465,8 +434,6 @@ def test_5_a_stalled_body_or_unread_answers_do_not_hold_a_stop():
         code = herald.process.wait(timeout=60)
         took = time.time() - started
         print(f"SIGTERM with a stalled body and 50 unread answers: exit {code} after {took:.1f} s")
-        assert code == 0 and took < 8
         half.close()
         unread.close()
-    finally:
-        herald.stop()
+        assert code == 0 and took < 8

@@ -6,9 +6,9 @@ import NIOCore
 import ServiceLifecycle
 
 /// `GET /v1/projects/{p}/events:stream`: a project's events as Server-Sent Events, live,
-/// with the credentials of a send (SEMANTICS E4). Each event's SSE id is its sequence
-/// number: a client that reconnects with `Last-Event-ID` gets exactly the events after it
-/// that are still kept. Filters: `message_id`, `analytics_label`, and `type` (a type, or
+/// with the credentials of a send (SEMANTICS E4). Each event's SSE id is its id
+/// (`EventIDs`): a client that reconnects with `Last-Event-ID` gets exactly the events
+/// after it that are still kept. Filters: `message_id`, `analytics_label`, and `type` (a type, or
 /// several comma-separated). Without `Last-Event-ID` the stream starts at the newest event.
 struct EventStreamRoutes {
     let authenticator: Authenticator
@@ -32,11 +32,12 @@ struct EventStreamRoutes {
             let (caller, project) = try await authenticator.authorize(
                 authorization: request.headers[.authorization], projectName: try context.parameters.require("project"))
             let filter = try Self.filter(request)
+            let ids = eventIDs.project(project.id)
             let resumeFrom =
                 request.headers[Self.lastEventID] ?? request.uri.queryParameters.get("last_event_id")
             let first: Int64
             if let resumeFrom, !resumeFrom.isEmpty {
-                guard let sequence = eventIDs.sequence(of: resumeFrom, projectID: project.id) else {
+                guard let sequence = ids.sequence(of: resumeFrom) else {
                     throw HeraldError.invalidArgument("Last-Event-ID is not an event id of this stream.")
                 }
                 first = sequence
@@ -47,7 +48,7 @@ struct EventStreamRoutes {
             // The slot is given back as soon as the connection closes, not at the next write.
             let channel = context.channel
             channel.closeFuture.whenComplete { _ in slot.release() }
-            let (events, clock, eventIDs) = (events, clock, eventIDs)
+            let (events, clock) = (events, clock)
             let projectID = project.id
             return Response(
                 status: .ok,
@@ -64,7 +65,7 @@ struct EventStreamRoutes {
                         if let last = found.last {
                             start = last.sequence
                             try await writer.write(
-                                ByteBuffer(string: found.map { Self.frame($0, ids: eventIDs) }.joined()))
+                                ByteBuffer(string: found.map { Self.frame($0, ids: ids) }.joined()))
                             quiet = .zero
                             if found.count == Self.batch { continue }
                         } else if quiet >= Self.keepAliveInterval {
@@ -101,8 +102,8 @@ struct EventStreamRoutes {
     }
 
     /// One event as an SSE frame: its id, its type as the SSE event name, and its JSON.
-    static func frame(_ event: MessageEvent, ids: EventIDs) -> String {
-        let id = ids.id(of: event)
+    static func frame(_ event: MessageEvent, ids: EventIDs.Project) -> String {
+        let id = ids.id(sequence: event.sequence)
         return "id: \(id)\nevent: \(event.type.rawValue)\ndata: \(event.json(id: id).rendered)\n\n"
     }
 

@@ -32,7 +32,7 @@ struct MessageRoutes {
             let pageSize = min(Self.maximumPageSize, max(1, query.get("pageSize").flatMap { Int($0) } ?? 100))
             var after: Int64 = 0
             if let token = query.get("pageToken"), !token.isEmpty {
-                guard let sequence = eventIDs.sequence(of: token, projectID: project.id) else {
+                guard let sequence = eventIDs.project(project.id).sequence(of: token) else {
                     throw HeraldError.invalidField("pageToken", "The page token is not valid.")
                 }
                 after = sequence
@@ -44,9 +44,10 @@ struct MessageRoutes {
             let found = try await events.events(
                 projectID: project.id, after: after, limit: pageSize + 1, filter: EventFilter(messageID: messageID))
             let page = found.prefix(pageSize)
-            var body: [(key: String, value: JSONValue)] = [("events", .array(page.map(eventIDs.json)))]
+            let ids = eventIDs.project(project.id)
+            var body: [(key: String, value: JSONValue)] = [("events", .array(page.map(ids.json)))]
             if found.count > pageSize, let last = page.last {
-                body.append(("nextPageToken", .string(eventIDs.id(of: last))))
+                body.append(("nextPageToken", .string(ids.id(sequence: last.sequence))))
             }
             return Response.json(.object(body))
         }

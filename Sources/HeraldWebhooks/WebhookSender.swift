@@ -104,6 +104,7 @@ public struct WebhookSender: Service {
     func work(on claimed: Webhook) async -> Int {
         var webhook = claimed
         var sent = 0
+        let ids = eventIDs.project(webhook.projectID)
         do {
             let target: WebhookTargetPolicy.Target
             do {
@@ -127,7 +128,7 @@ public struct WebhookSender: Service {
                         webhook.cursor = event.sequence
                         continue
                     }
-                    if let failure = await post(event, to: target, webhook) {
+                    if let failure = await post(event, id: ids.id(sequence: event.sequence), to: target, webhook) {
                         // Stopped by a shutdown: not the endpoint's failure; the event goes again
                         // at the next start, which claims again what this node held.
                         if Task.isCancelled { return sent }
@@ -159,8 +160,9 @@ public struct WebhookSender: Service {
     /// Posts one event; answers why it failed, or nil when the endpoint took it (2xx). A
     /// failure to connect or to read an answer is kept as "unreachable", which the project's
     /// users see; what the socket said goes to the operator's log.
-    func post(_ event: MessageEvent, to target: WebhookTargetPolicy.Target, _ webhook: Webhook) async -> String? {
-        let id = eventIDs.id(of: event)
+    func post(_ event: MessageEvent, id: String, to target: WebhookTargetPolicy.Target, _ webhook: Webhook) async
+        -> String?
+    {
         let body = event.json(id: id).renderedBytes
         let (client, retired) = clients.client(for: target)
         for old in retired { try? await old.shutdown() }

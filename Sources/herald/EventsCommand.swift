@@ -34,7 +34,7 @@ struct EventsCommand: AsyncParsableCommand {
             } else {
                 handle = FileHandle.standardOutput
             }
-            let eventIDs = try await EventIDs.load(from: store)
+            let eventIDs = try await EventIDs.load(from: store).project(project)
             var after: Int64 = 0
             var written = 0
             while true {

@@ -14,6 +14,10 @@ import Testing
         #expect(first != next)
         #expect(ids.sequence(of: first, projectID: "alpha") == 37)
         #expect(ids.sequence(of: next, projectID: "alpha") == 38)
+        // A project's ids made once for many events are the same ids.
+        let alpha = ids.project("alpha")
+        let event = MessageEvent(sequence: 37, type: .accepted, projectID: "alpha", messageID: "m", at: .init(seconds: 0))
+        #expect(alpha.id(sequence: 37) == first && alpha.json(event)["id"] == .string(first))
         // The same position in another project is another id, and one project's id is
         // refused by another, not read as a position.
         #expect(ids.id(sequence: 37, projectID: "beta") != first)
