@@ -16,7 +16,8 @@ import Testing
         #expect(ids.sequence(of: next, projectID: "alpha") == 38)
         // A project's ids made once for many events are the same ids.
         let alpha = ids.project("alpha")
-        let event = MessageEvent(sequence: 37, type: .accepted, projectID: "alpha", messageID: "m", at: .init(seconds: 0))
+        let event = MessageEvent(
+            sequence: 37, type: .accepted, projectID: "alpha", messageID: "m", at: .init(seconds: 0))
         #expect(alpha.id(sequence: 37) == first && alpha.json(event)["id"] == .string(first))
         // The same position in another project is another id, and one project's id is
         // refused by another, not read as a position.
