@@ -26,7 +26,7 @@ let package = Package(
         .library(name: "HeraldGateway", targets: ["HeraldGateway"]),
         .library(name: "HeraldXMPP", targets: ["HeraldXMPP"]),
         .library(name: "HeraldClient", targets: ["HeraldClient"]),
-        .library(name: "HeraldAPNs", targets: ["HeraldAPNs"]),
+        .library(name: "HeraldHandOffs", targets: ["HeraldHandOffs"]),
         .library(name: "HeraldWebhooks", targets: ["HeraldWebhooks"]),
     ],
     dependencies: [
@@ -179,7 +179,7 @@ let package = Package(
                 "HeraldHTTP",
                 "HeraldGateway",
                 "HeraldConsole",
-                "HeraldAPNs",
+                "HeraldHandOffs",
                 "HeraldWebhooks",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
@@ -202,7 +202,7 @@ let package = Package(
                 "HeraldDelivery",
                 "HeraldStorage",
                 "HeraldHTTP",
-                "HeraldAPNs",
+                "HeraldHandOffs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -250,7 +250,7 @@ let package = Package(
             swiftSettings: strict
         ),
         .target(
-            name: "HeraldAPNs",
+            name: "HeraldHandOffs",
             dependencies: [
                 "HeraldCore",
                 "HeraldProtocol",
@@ -265,15 +265,17 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             swiftSettings: strict
         ),
         tests(
-            "HeraldAPNsTests",
+            "HeraldHandOffsTests",
             [
-                "HeraldAPNs",
+                "HeraldHandOffs",
                 "HeraldCore",
                 "HeraldProtocol",
                 "HeraldStorage",
@@ -291,7 +293,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldAPNs",
+                "HeraldHandOffs",
                 "HeraldCore",
                 "HeraldStorage",
                 "HeraldConsole",

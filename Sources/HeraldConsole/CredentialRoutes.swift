@@ -1,7 +1,7 @@
 import Foundation
-import HeraldAPNs
 import HeraldCore
 import HeraldHTTP
+import HeraldHandOffs
 import HeraldStorage
 import Hummingbird
 import NIOCore

@@ -24,13 +24,13 @@ public struct Device: Sendable, Hashable {
             securityToken: UInt64.random(in: 1...UInt64.max, using: &generator), createdAt: time)
     }
 
-    /// The ids of devices whose messages are handed to another push service (APNs) rather
-    /// than read by a connection of their own: one such device stands for each Apple app
-    /// instance reached through APNs. Connected devices' ids lie above them, so a queue's
-    /// hand-offs are found by id alone.
+    /// The ids of devices whose messages are handed to another push service rather than read
+    /// by a connection of their own: one such device stands for each Apple app instance
+    /// reached through APNs, and for each token of Google's handed to FCM. Connected devices'
+    /// ids lie above them, so a queue's hand-offs are found by id alone.
     public static let handOffIDs: Range<UInt64> = 1..<1_000_000_000_000
 
-    /// A new device standing for an app instance reached through APNs; it never connects.
+    /// A new device standing for an app instance reached through APNs or FCM; it never connects.
     public static func makeHandOff(at time: Timestamp) -> Device {
         var generator = SystemRandomNumberGenerator()
         return Device(
@@ -38,7 +38,7 @@ public struct Device: Sendable, Hashable {
             securityToken: UInt64.random(in: 1...UInt64.max, using: &generator), createdAt: time)
     }
 
-    /// Whether `androidID` stands for an app instance reached through APNs.
+    /// Whether `androidID` stands for an app instance reached through APNs or FCM.
     public static func isHandOff(_ androidID: UInt64) -> Bool { handOffIDs.contains(androidID) }
 }
 
@@ -95,6 +95,8 @@ public struct Registration: Sendable, Hashable {
     public var webKeys: WebPushKeys?
     /// Where APNs reaches the app instance, for Apple app instances registered with a device token.
     public var apns: APNsAddress?
+    /// Whether the token is one Herald did not issue, whose messages go to FCM (SEMANTICS R1).
+    public var isRelayedToFCM: Bool
     public var createdAt: Timestamp
     /// When the app instance was uninstalled or its token deleted (SEMANTICS L6).
     public var deletedAt: Timestamp?
@@ -102,9 +104,10 @@ public struct Registration: Sendable, Hashable {
     public init(
         token: String, kind: Kind, projectID: String?, sender: String, appID: String, subtype: String?,
         platform: Platform, androidID: UInt64, installationID: String? = nil, webKeys: WebPushKeys? = nil,
-        apns: APNsAddress? = nil, createdAt: Timestamp, deletedAt: Timestamp? = nil
+        apns: APNsAddress? = nil, isRelayedToFCM: Bool = false, createdAt: Timestamp, deletedAt: Timestamp? = nil
     ) {
         self.apns = apns
+        self.isRelayedToFCM = isRelayedToFCM
         self.token = token
         self.kind = kind
         self.projectID = projectID
@@ -123,6 +126,29 @@ public struct Registration: Sendable, Hashable {
     /// with no `=` in it.
     public static func makeToken() -> String {
         SecureRandom.token(bytes: 16) + ":APA91b" + SecureRandom.token(bytes: 32)
+    }
+
+    /// Whether the app instance's messages are handed to another push service (APNs, FCM)
+    /// rather than read by a connection to Herald.
+    public var isHandedOff: Bool { apns != nil || isRelayedToFCM }
+
+    /// What the stores keep in a registration's hand-off column (`apns`): the APNs address's
+    /// tuple, `fcmColumn` for a token handed to FCM, or nothing.
+    public var handOffColumn: String? { apns?.tuple ?? (isRelayedToFCM ? Self.fcmColumn : nil) }
+    /// The hand-off column of a token handed to FCM.
+    public static let fcmColumn = "fcm"
+
+    /// The registration Herald keeps for a token it did not issue, the first time `projectID`
+    /// sends to it with a key for the hand-off to FCM (SEMANTICS R1), on the hand-off device
+    /// `androidID`.
+    public static func relayedToFCM(
+        token: String, projectID: String, sender: String, androidID: UInt64, at time: Timestamp
+    )
+        -> Registration
+    {
+        Registration(
+            token: token, kind: .app, projectID: projectID, sender: sender, appID: "", subtype: nil, platform: .android,
+            androidID: androidID, isRelayedToFCM: true, createdAt: time)
     }
 
     /// A token shortened for logs, which never carry a whole one.

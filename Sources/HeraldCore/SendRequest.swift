@@ -4,6 +4,12 @@ public struct SendRequest: Sendable, Equatable {
     public var message: Message
     /// Whether this is a dry run (`validate_only`).
     public var validateOnly: Bool
+    /// Whether another Herald handed this send off (its `handOffHeader`): a token this
+    /// Herald does not hold is then `UNREGISTERED`, never handed off again (SEMANTICS R5).
+    public var isHandOff = false
+
+    /// The header a hand-off to FCM carries, so that a Herald receiving it never hands it on.
+    public static let handOffHeader = "x-herald-hand-off"
 
     public init(message: Message, validateOnly: Bool) {
         self.message = message

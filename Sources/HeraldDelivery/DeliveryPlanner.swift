@@ -26,6 +26,7 @@ public struct DeliveryPlanner: Sendable {
             var appID: String
             var sender: String
             var subtype: String?
+            var isRelayedToFCM: Bool
         }
         var entries: [Key: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])] = [:]
 
@@ -61,7 +62,7 @@ public struct DeliveryPlanner: Sendable {
             ? nil
             : StanzaCache.Key(
                 platform: registration.platform, appID: registration.appID, sender: registration.sender,
-                subtype: registration.subtype)
+                subtype: registration.subtype, isRelayedToFCM: registration.isRelayedToFCM)
         let tailored: (options: DeliveryOptions, stanza: [UInt8], signal: [UInt8])
         if let cacheKey, let cached = cache.entries[cacheKey] {
             tailored = cached
@@ -93,9 +94,9 @@ public struct DeliveryPlanner: Sendable {
             entry.deletedCount = 1
             return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted), dropped])
         }
-        if options.ttlSeconds == 0, registration.apns != nil {
-            // SEMANTICS D6 through APNs: handed off once with `apns-expiration: 0`, queued
-            // only until the hand-off.
+        if options.ttlSeconds == 0, registration.isHandedOff {
+            // SEMANTICS D6 through APNs or FCM: handed off once with a time to live of 0,
+            // queued only until the hand-off.
             entry.expiresAt = now.adding(seconds: Self.handoverSeconds)
             return Plan(entry: entry, immediate: nil, stats: [DeliveryStat(key, .accepted)])
         }
@@ -161,8 +162,8 @@ public struct DeliveryPlanner: Sendable {
         async throws
         -> Bool
     {
-        // APNs says when an app instance it reaches is gone (SEMANTICS A4).
-        if registration.apns != nil || path.isConnected(androidID: registration.androidID) { return false }
+        // APNs and FCM say when an app instance they reach is gone (SEMANTICS A4, R4).
+        if registration.isHandedOff || path.isConnected(androidID: registration.androidID) { return false }
         let known: Timestamp?
         if let lastConnected {
             known = lastConnected

@@ -47,6 +47,10 @@ public enum DeliveryTailor {
         switch registration.platform {
         case .web:
             try sealWebPayload(message, context, into: &stanza)
+        case .android where registration.isRelayedToFCM:
+            // SEMANTICS R3: FCM gets the message as its sender wrote it.
+            stanza.rawData = .init(message.body.renderedBytes)
+            stanza.appData = [appData("content-type", "application/fcm+json")]
         case .android:
             stanza.appData = androidAppData(message, context)
         case .apple:

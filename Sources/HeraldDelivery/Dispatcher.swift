@@ -9,7 +9,9 @@ import SwiftProtobuf
 /// (SEMANTICS D1–D6, L5, L6), stores them durably with their device-queue entries, wakes
 /// the devices' connections, and counts every outcome (L7).
 public final class Dispatcher: Sendable {
-    private let store: any RegistrationStore & TopicStore & QueueStore & StatsStore & FanoutStore & UpstreamStore
+    public typealias Store = RegistrationStore & TopicStore & QueueStore & StatsStore & FanoutStore & UpstreamStore
+        & FCMRelayCredentialStore
+    private let store: any Store
     /// The nodes sharing the store; with several, a device's rate (T6) is counted in the store.
     private let cluster: any Cluster
     private let clock: any HeraldClock
@@ -33,8 +35,7 @@ public final class Dispatcher: Sendable {
     private let acknowledgementWait: DeliveryPath.Settle?
 
     public init(
-        store: any RegistrationStore & TopicStore & QueueStore & StatsStore & FanoutStore & UpstreamStore,
-        clock: any HeraldClock, metrics: HeraldMetrics, path: DeliveryPath,
+        store: any Store, clock: any HeraldClock, metrics: HeraldMetrics, path: DeliveryPath,
         fanouts: FanoutEngine? = nil, quotas: Quotas = Quotas(),
         acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait,
         cluster: any Cluster = SingleNodeCluster(), logger: Logger
@@ -79,6 +80,12 @@ public final class Dispatcher: Sendable {
                 let group = try await store.deviceGroup(projectID: project.id, name: nil, notificationKey: token)
             {
                 audience = .deviceGroup(notificationKey: group.notificationKey)
+            } else if found == nil, !request.isHandOff,
+                try await store.fcmRelayCredential(projectID: project.id) != nil
+            {
+                // SEMANTICS R1: a token Herald did not issue, handed to FCM; a dry run stores nothing.
+                recipient =
+                    request.validateOnly ? nil : try await relayed(token, project: project, message: message, now: now)
             } else {
                 recipient = try await live(
                     found, project: project, message: message, now: now, countUnregistered: !request.validateOnly)
@@ -200,6 +207,29 @@ public final class Dispatcher: Sendable {
                 "project": "\(project.id)", "message": "\(id)", "token": "\(Registration.redacted(registration.token))",
             ])
         return id
+    }
+
+    /// The registration that holds a token Herald did not issue for its hand-off to FCM
+    /// (SEMANTICS R1), on a hand-off device of its own; a send racing this one to the same
+    /// token finds the registration the other made.
+    private func relayed(_ token: String, project: Project, message: HeraldCore.Message, now: Timestamp) async throws
+        -> Recipient
+    {
+        var device = Device.makeHandOff(at: now)
+        while try await store.device(androidID: device.androidID) != nil { device = Device.makeHandOff(at: now) }
+        try await store.createDevice(device)
+        let registration = Registration.relayedToFCM(
+            token: token, projectID: project.id, sender: String(project.number), androidID: device.androidID, at: now)
+        do {
+            try await store.createRegistration(registration)
+        } catch {
+            guard let made = try await store.recipient(token: token, countingRecentBefore: nil) else { throw error }
+            return try await live(made, project: project, message: message, now: now, countUnregistered: true)
+        }
+        logger.info(
+            "token handed to fcm from now on",
+            metadata: ["project": "\(project.id)", "token": "\(Registration.redacted(token))"])
+        return Recipient(registration: registration, lastConnectedAt: .some(nil))
     }
 
     /// The live app registration a token or installation names, checked against the

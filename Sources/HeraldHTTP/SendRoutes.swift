@@ -1,3 +1,4 @@
+import HTTPTypes
 import HeraldCore
 import Hummingbird
 
@@ -15,7 +16,8 @@ struct SendRoutes {
                 authorization: request.headers[.authorization], projectName: projectName)
             return try await environment.admission.admitting(project, surface: "send") {
                 let body = try await request.collectBody()
-                let send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)
+                var send = try SendRequest.decode(body.readableBytesView, limits: project.settings.message)
+                send.isHandOff = request.headers[HTTPField.Name(SendRequest.handOffHeader)!] != nil
                 let id = try await environment.dispatcher.send(send, project: project)
                 return Response.json(.stringObject([("name", "projects/\(project.id)/messages/\(id)")]))
             }

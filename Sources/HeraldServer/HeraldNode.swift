@@ -1,9 +1,9 @@
-import HeraldAPNs
 import HeraldConsole
 public import HeraldCore
 public import HeraldDelivery
 public import HeraldGateway
 public import HeraldHTTP
+import HeraldHandOffs
 public import HeraldStorage
 public import HeraldTelemetry
 import HeraldWebhooks
@@ -246,8 +246,8 @@ public struct HeraldNode: Sendable {
             FanoutService(engine: fanouts),
             ScheduledSender(
                 store: store, sender: environment.consoleSender, directory: directory, clock: clock, logger: logger),
-            APNsForwarder(
-                configuration: configuration.apns, store: store, clock: clock, metrics: metrics,
+            HandOffForwarder(
+                configuration: configuration.handOffs, store: store, clock: clock, metrics: metrics,
                 logger: logger, countError: environment.errors.count),
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
             WebhookSender(

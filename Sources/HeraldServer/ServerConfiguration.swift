@@ -1,8 +1,8 @@
 import Foundation
-public import HeraldAPNs
 public import HeraldDelivery
 public import HeraldGateway
 public import HeraldHTTP
+public import HeraldHandOffs
 public import HeraldWebhooks
 
 /// How `herald serve` runs; every field has the default written in its comment.
@@ -115,9 +115,9 @@ public struct ServerConfiguration: Sendable {
     /// the sender's answer still waits for the message's own record. Default:
     /// `Dispatcher.defaultAcknowledgementWait`.
     public var acknowledgementWait: DeliveryPath.Settle? = Dispatcher.defaultAcknowledgementWait
-    /// Where Apple app instances' messages are handed to APNs, and the extra CAs trusted
-    /// for it. Default: Apple's hosts and the system's CAs.
-    public var apns = APNsForwarder.Configuration()
+    /// Where messages are handed to APNs and FCM, and the extra CAs trusted for it.
+    /// Default: Apple's and Google's hosts and the system's CAs.
+    public var handOffs = HandOffForwarder.Configuration()
 
     public init() {}
 

@@ -1,6 +1,6 @@
 public import HeraldCore
 
-/// The queue entries of app instances reached through another push service (APNs): each
+/// The queue entries of app instances reached through another push service (APNs, FCM): each
 /// is claimed by one node at a time, for a while, and stays queued until it is delivered
 /// (acknowledged), refused for good, or expires. A node that dies holding a claim only
 /// delays the entry until the claim runs out.

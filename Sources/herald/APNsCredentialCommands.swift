@@ -1,7 +1,7 @@
 public import ArgumentParser
 import Foundation
-import HeraldAPNs
 public import HeraldCore
+import HeraldHandOffs
 import HeraldStorage
 
 extension APNsCredential.Environment: ExpressibleByArgument {}

@@ -9,7 +9,7 @@ struct ProjectCommand: AsyncParsableCommand {
         commandName: "project", abstract: "Create and manage projects and their credentials.",
         subcommands: [
             Create.self, List.self, Show.self, Set.self, Delete.self, RotateKey.self, RotateSecret.self,
-            APNsKeyCommand.self, APNsCertificateCommand.self, WebhookCommand.self,
+            APNsKeyCommand.self, APNsCertificateCommand.self, FCMRelayCommand.self, WebhookCommand.self,
         ])
 
     struct Create: AsyncParsableCommand {
@@ -79,6 +79,8 @@ struct ProjectCommand: AsyncParsableCommand {
             let apns = try await store.apnsCredentials(projectID: projectID)
             print("apns credentials:\(apns.isEmpty ? " none" : "")")
             for credential in apns { print("  \(credential.summary)") }
+            let relay = try await store.fcmRelayCredential(projectID: projectID)
+            print("fcm relay: \(relay?.summary ?? "none")")
             let shown = 100
             let web = try await store.webRegistrations(projectID: projectID, limit: shown + 1)
             print("web registrations (push channels of browsers and Web Push receivers):\(web.isEmpty ? " none" : "")")

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import HeraldAPNs
 import HeraldCore
 import HeraldDelivery
 import HeraldGateway
 import HeraldHTTP
+import HeraldHandOffs
 import HeraldServer
 import HeraldStorage
 import Logging
@@ -186,10 +186,15 @@ struct Serve: AsyncParsableCommand {
     var acknowledgementWaitMilliseconds = (Dispatcher.defaultAcknowledgementWait?.limit ?? .zero) / .milliseconds(1)
 
     @Option(name: .customLong("apns-production-url"), help: "APNs' production base URL.")
-    var apnsProductionURL = APNsForwarder.Configuration.appleProductionURL
+    var apnsProductionURL = HandOffForwarder.Configuration.appleProductionURL
 
     @Option(name: .customLong("apns-development-url"), help: "APNs' development (sandbox) base URL.")
-    var apnsDevelopmentURL = APNsForwarder.Configuration.appleDevelopmentURL
+    var apnsDevelopmentURL = HandOffForwarder.Configuration.appleDevelopmentURL
+
+    @Option(
+        name: .customLong("fcm-url"),
+        help: "FCM's base URL, where messages to tokens Herald did not issue are handed off (docs/fcm-relay.md).")
+    var fcmURL = HandOffForwarder.Configuration.googleFCMURL
 
     @Option(
         name: .customLong("outbound-ca"),
@@ -255,8 +260,9 @@ struct Serve: AsyncParsableCommand {
         configuration.webhookAllowedHosts = Set(allowedWebhookHosts.map { $0.lowercased() })
         configuration.publicURL = publicURL
         configuration.webPushAudiences = webPushAudiences
-        configuration.apns = APNsForwarder.Configuration(
-            productionURL: apnsProductionURL, developmentURL: apnsDevelopmentURL, trustRoots: outboundCAs)
+        configuration.handOffs = HandOffForwarder.Configuration(
+            productionURL: apnsProductionURL, developmentURL: apnsDevelopmentURL, fcmURL: fcmURL,
+            trustRoots: outboundCAs)
         if dropIn {
             configuration.dropIn = .init(host: dropInHost ?? httpHost, port: dropInPort, hostnames: dropInHostnames)
             // Browsers report their endpoints under Google's host: VAPID tokens name it.

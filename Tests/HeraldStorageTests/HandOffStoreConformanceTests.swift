@@ -53,7 +53,7 @@ import Testing
         let now = Timestamp(seconds: 200)
         let claimed = try await store.claimHandOffs(limit: 10, now: now, until: now.adding(seconds: 30))
         #expect(claimed.map(\.entry.persistentID) == ["a1", "a2"])
-        #expect(claimed.allSatisfy { $0.address == Self.address && $0.entry.stanza == [1, 2, 3] })
+        #expect(claimed.allSatisfy { $0.destination == .apns(Self.address) && $0.entry.stanza == [1, 2, 3] })
         #expect(try await store.claimHandOffs(limit: 10, now: now.adding(seconds: 29), until: now).isEmpty)
         let again = try await store.claimHandOffs(
             limit: 1, now: now.adding(seconds: 30), until: now.adding(seconds: 60))

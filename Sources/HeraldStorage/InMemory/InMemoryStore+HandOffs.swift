@@ -1,6 +1,6 @@
 public import HeraldCore
 
-/// Claims of hand-offs to APNs (`HandOffStore`), as the SQL backends make them.
+/// Claims of hand-offs to APNs and FCM (`HandOffStore`), as the SQL backends make them.
 extension InMemoryStore {
     public func claimHandOffs(limit: Int, now: Timestamp, until: Timestamp) -> [HandOff] {
         let due = queuedEntries.filter {
@@ -8,8 +8,8 @@ extension InMemoryStore {
         }.sorted { (handOffDue($0.sequence), $0.sequence) < (handOffDue($1.sequence), $1.sequence) }.prefix(limit)
         var claimed: [HandOff] = []
         for entry in due {
-            if let address = registration(token: entry.token)?.apns {
-                claimed.append(HandOff(entry: entry, address: address))
+            if let destination = registration(token: entry.token)?.handOffColumn.flatMap(HandOff.destination(column:)) {
+                claimed.append(HandOff(entry: entry, destination: destination))
                 handOffAt[entry.sequence] = until.milliseconds
             } else {
                 handOffAt[entry.sequence] = Int64.max

@@ -13,6 +13,7 @@ public actor InMemoryStore: HeraldStore {
     var registrationsByToken: [String: Registration] = [:]
     private var installations: [String: Installation] = [:]
     private var apnsCredentialsByProject: [String: [APNsCredential.Kind: APNsCredential]] = [:]
+    private var fcmRelayCredentialsByProject: [String: FCMRelayCredential] = [:]
     private var queue: [QueuedMessage] = []
     /// When each hand-off entry (by sequence) is next due; absent is due at once.
     var handOffAt: [Int64: Int64] = [:]
@@ -83,6 +84,7 @@ public actor InMemoryStore: HeraldStore {
         deviceGroups = deviceGroups.filter { $0.value.projectID != id }
         installations = installations.filter { $0.value.projectID != id }
         apnsCredentialsByProject[id] = nil
+        fcmRelayCredentialsByProject[id] = nil
         queue.removeAll { $0.projectID == id }
         upstream.removeAll { $0.message.projectID == id }
         revision += 1
@@ -306,6 +308,22 @@ public actor InMemoryStore: HeraldStore {
 
     public func removeAPNsCredential(projectID: String, kind: APNsCredential.Kind) -> Bool {
         guard apnsCredentialsByProject[projectID]?.removeValue(forKey: kind) != nil else { return false }
+        revision += 1
+        return true
+    }
+
+    public func setFCMRelayCredential(_ credential: FCMRelayCredential) throws {
+        guard projectsByID[credential.projectID] != nil else { throw StoreError.notFound("project") }
+        fcmRelayCredentialsByProject[credential.projectID] = credential
+        revision += 1
+    }
+
+    public func fcmRelayCredential(projectID: String) -> FCMRelayCredential? {
+        fcmRelayCredentialsByProject[projectID]
+    }
+
+    public func removeFCMRelayCredential(projectID: String) -> Bool {
+        guard fcmRelayCredentialsByProject.removeValue(forKey: projectID) != nil else { return false }
         revision += 1
         return true
     }

@@ -413,6 +413,22 @@ extension PostgresStore {
             ]
         ),
         ("v18-release-marks", ["CREATE TABLE release_marks (name TEXT PRIMARY KEY, value TEXT NOT NULL)"]),
+        (
+            // A project's Google service-account key for the hand-off to FCM.
+            "v19-fcm-relay-credentials",
+            [
+                """
+                CREATE TABLE fcm_relay_credentials (
+                    project_id TEXT COLLATE "C" PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                    google_project_id TEXT NOT NULL,
+                    client_email TEXT NOT NULL,
+                    private_key_id TEXT NOT NULL,
+                    private_key BYTEA NOT NULL,
+                    token_uri TEXT NOT NULL,
+                    created_at BIGINT NOT NULL)
+                """
+            ]
+        ),
     ]
 
     func migrate() async throws {

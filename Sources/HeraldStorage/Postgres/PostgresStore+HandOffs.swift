@@ -1,12 +1,12 @@
 public import HeraldCore
 import PostgresNIO
 
-/// Claims of hand-offs to APNs (`HandOffStore`): rows another node's claim holds locked
+/// Claims of hand-offs to APNs and FCM (`HandOffStore`): rows another node's claim holds locked
 /// are skipped, so each entry is claimed by one node.
 extension PostgresStore {
     public func claimHandOffs(limit: Int, now: Timestamp, until: Timestamp) async throws -> [HandOff] {
-        let addresses: [Int64: APNsAddress] = try await transaction { connection in
-            var addresses: [Int64: APNsAddress] = [:]
+        let destinations: [Int64: HandOff.Destination] = try await transaction { connection in
+            var destinations: [Int64: HandOff.Destination] = [:]
             for row in try await rows(
                 """
                 WITH due AS (
@@ -24,20 +24,20 @@ extension PostgresStore {
                 """, on: connection, prepared: true)
             {
                 let (sequence, apns) = try row.decode((Int64, String?).self)
-                // A row of a device in the range that no APNs registration names is never due.
-                if let address = apns.flatMap(APNsAddress.init(tuple:)) { addresses[sequence] = address }
+                // A row of a device in the range that no hand-off registration names is never due.
+                if let destination = apns.flatMap(HandOff.destination(column:)) { destinations[sequence] = destination }
             }
-            return addresses
+            return destinations
         }
-        guard !addresses.isEmpty else { return [] }
+        guard !destinations.isEmpty else { return [] }
         return try await rows(
             """
-            SELECT \(unescaped: Self.queueColumns) FROM device_queue WHERE sequence = ANY(\(Array(addresses.keys)))
+            SELECT \(unescaped: Self.queueColumns) FROM device_queue WHERE sequence = ANY(\(Array(destinations.keys)))
             ORDER BY sequence
             """
         ).compactMap { row in
             let entry = try Self.queued(row)
-            return addresses[entry.sequence].map { HandOff(entry: entry, address: $0) }
+            return destinations[entry.sequence].map { HandOff(entry: entry, destination: $0) }
         }
     }
 

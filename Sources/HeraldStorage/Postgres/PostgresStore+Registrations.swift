@@ -40,7 +40,7 @@ extension PostgresStore {
                 \(registration.platform.rawValue), \(Int64(bitPattern: registration.androidID)),
                 \(registration.installationID), \(registration.webKeys.map { ByteBuffer(bytes: $0.p256dh) }),
                 \(registration.webKeys.map { ByteBuffer(bytes: $0.auth) }), \(registration.webKeys?.coding),
-                \(registration.createdAt.milliseconds), \(registration.apns?.tuple))
+                \(registration.createdAt.milliseconds), \(registration.handOffColumn))
             """)
     }
 
@@ -199,7 +199,8 @@ extension PostgresStore {
             token: token, kind: Registration.Kind(rawValue: kind) ?? .app, projectID: project, sender: sender,
             appID: app, subtype: subtype, platform: Platform(rawValue: platform) ?? .android,
             androidID: UInt64(bitPattern: device), installationID: installation, webKeys: keys,
-            apns: apns.flatMap(APNsAddress.init(tuple:)), createdAt: Timestamp(milliseconds: created),
+            apns: apns.flatMap(APNsAddress.init(tuple:)), isRelayedToFCM: apns == Registration.fcmColumn,
+            createdAt: Timestamp(milliseconds: created),
             deletedAt: deleted.map(Timestamp.init(milliseconds:)))
     }
 }

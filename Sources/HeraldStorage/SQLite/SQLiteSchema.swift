@@ -512,6 +512,22 @@ extension SQLiteStore {
         migrator.registerMigration("v24-release-marks") { db in
             try db.execute(sql: "CREATE TABLE release_marks (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
         }
+        migrator.registerMigration("v25-fcm-relay-credentials") { db in
+            // A project's Google service-account key for the hand-off to FCM, its private key
+            // kept like the other secrets, in this owner-only file.
+            try db.execute(
+                sql: """
+                    CREATE TABLE fcm_relay_credentials (
+                        project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                        google_project_id TEXT NOT NULL,
+                        client_email TEXT NOT NULL,
+                        private_key_id TEXT NOT NULL,
+                        private_key BLOB NOT NULL,
+                        token_uri TEXT NOT NULL,
+                        created_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -1,7 +1,7 @@
 import GRDB
 public import HeraldCore
 
-/// Claims of hand-offs to APNs (`HandOffStore`).
+/// Claims of hand-offs to APNs and FCM (`HandOffStore`).
 extension SQLiteStore {
     public func claimHandOffs(limit: Int, now: Timestamp, until: Timestamp) async throws -> [HandOff] {
         // Looked for with a read first: a node with nothing to hand off, asking every tenth
@@ -29,14 +29,14 @@ extension SQLiteStore {
                 arguments: [now.milliseconds, now.milliseconds, limit]
             ) { row in
                 let entry = Self.queued(row)
-                if let address = row.optionalText(15).flatMap(APNsAddress.init(tuple:)) {
-                    claimed.append(HandOff(entry: entry, address: address))
+                if let destination = row.optionalText(15).flatMap(HandOff.destination(column:)) {
+                    claimed.append(HandOff(entry: entry, destination: destination))
                 } else {
                     notHandOffs.append(entry.sequence)
                 }
             }
             try Self.setHandOff(of: claimed.map(\.entry.sequence), to: until.milliseconds, db)
-            // A row of a device in the range that no APNs registration names is never due.
+            // A row of a device in the range that no hand-off registration names is never due.
             try Self.setHandOff(of: notHandOffs, to: Int64.max, db)
             return claimed
         }

@@ -46,7 +46,7 @@ extension SQLiteStore {
                     registration.appID, registration.subtype, registration.platform.rawValue,
                     Int64(bitPattern: registration.androidID), registration.installationID,
                     registration.webKeys.map { Data($0.p256dh) }, registration.webKeys.map { Data($0.auth) },
-                    registration.webKeys?.coding, registration.createdAt.milliseconds, registration.apns?.tuple,
+                    registration.webKeys?.coding, registration.createdAt.milliseconds, registration.handOffColumn,
                 ])
         }
     }
@@ -226,6 +226,7 @@ extension SQLiteStore {
             platform: Platform(rawValue: row.text(6)) ?? .android, androidID: UInt64(bitPattern: row.int64(7)),
             installationID: row.optionalText(8), webKeys: keys,
             apns: row.optionalText(14).flatMap(APNsAddress.init(tuple:)),
+            isRelayedToFCM: row.optionalText(14) == Registration.fcmColumn,
             createdAt: Timestamp(milliseconds: row.int64(12)),
             deletedAt: row.optionalInt64(13).map { Timestamp(milliseconds: $0) })
     }

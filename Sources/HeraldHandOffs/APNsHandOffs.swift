@@ -2,83 +2,32 @@ public import HeraldCore
 public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
-public import ServiceLifecycle
 import Synchronization
 
-/// Hands Apple app instances' queued messages to APNs (SEMANTICS A1–A4): claims due
-/// entries from the store, sends each over the project's connection for its environment,
-/// and settles it by APNs' answer: delivered entries are acknowledged (and counted as
-/// FCM's Data API counts hand-offs), gone app instances unregistered, the rest put back
-/// for later. An entry stays queued until APNs answers 200, so a crash loses nothing;
-/// a retry carries the same `apns-id`.
-public final class APNsForwarder: Service, Sendable {
-    public struct Configuration: Sendable {
-        /// APNs' base URLs for each environment.
-        public var productionURL: String
-        public var developmentURL: String
-        /// Files of extra CA certificates to trust for the TLS to APNs.
-        public var trustRoots: [String]
-        /// Entries claimed at once.
-        public var batchSize: Int
-        /// How long a claim holds its entries.
-        public var claimSeconds: Int64
-        /// How long to wait when nothing is due.
-        public var idleWait: Duration
-
-        public static let appleProductionURL = "https://api.push.apple.com"
-        public static let appleDevelopmentURL = "https://api.sandbox.push.apple.com"
-
-        public init(
-            productionURL: String = appleProductionURL, developmentURL: String = appleDevelopmentURL,
-            trustRoots: [String] = [], batchSize: Int = 500, claimSeconds: Int64 = 30,
-            idleWait: Duration = .milliseconds(100)
-        ) {
-            self.productionURL = productionURL
-            self.developmentURL = developmentURL
-            self.trustRoots = trustRoots
-            self.batchSize = batchSize
-            self.claimSeconds = claimSeconds
-            self.idleWait = idleWait
-        }
-    }
-
-    public typealias Store = HandOffStore & QueueStore & RegistrationStore & APNsCredentialStore
-
+/// The APNs part of the hand-off (SEMANTICS A1–A4): sends one project's entries for one
+/// environment over its connection, and says what became of each by APNs' answer. A retry
+/// carries the same `apns-id`.
+final class APNsHandOffs: Sendable {
     /// A project's connection for one environment.
     struct PoolKey: Hashable {
         var projectID: String
         var isSandbox: Bool
     }
 
-    /// What became of the entries of one batch.
-    struct BatchOutcome {
-        var delivered: [UInt64: [String]] = [:]
-        var unregistered: [String] = []
-        var dropped: [QueuedMessage] = []
-        var deferred: [Timestamp: [Int64]] = [:]
-
-        mutating func merge(_ other: BatchOutcome) {
-            delivered.merge(other.delivered) { $0 + $1 }
-            unregistered += other.unregistered
-            dropped += other.dropped
-            deferred.merge(other.deferred) { $0 + $1 }
-        }
-    }
-
-    let configuration: Configuration
-    private let store: any Store
+    private let configuration: HandOffForwarder.Configuration
+    private let store: any HandOffForwarder.Store
     private let clock: any HeraldClock
     private let metrics: HeraldMetrics
     private let logger: Logger
     /// Counts an error against a project, for the console's errors page.
     private let countError: @Sendable (HeraldError, String, Timestamp) -> Void
-    private let pacing = Mutex<[PoolKey: HandOffPacing]>([:])
+    private let pacing = Mutex<[PoolKey: HandOffPacing<APNsCredential>]>([:])
     private let connections = Mutex<[PoolKey: APNsConnection]>([:])
     private let credentials = Mutex<[String: (readAt: Timestamp, credentials: [APNsCredential])]>([:])
 
-    public init(
-        configuration: Configuration, store: any Store, clock: any HeraldClock, metrics: HeraldMetrics,
-        logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void = { _, _, _ in }
+    init(
+        configuration: HandOffForwarder.Configuration, store: any HandOffForwarder.Store, clock: any HeraldClock,
+        metrics: HeraldMetrics, logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void
     ) {
         self.configuration = configuration
         self.store = store
@@ -88,46 +37,16 @@ public final class APNsForwarder: Service, Sendable {
         self.countError = countError
     }
 
-    public func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            let handled: Int
-            do {
-                handled = try await forwardDue()
-            } catch {
-                logger.error("apns hand-off failed", metadata: ["error": "\(error)"])
-                handled = 0
-            }
-            if handled == 0 { try? await Task.sleep(for: configuration.idleWait) }
-        }
+    func shutdown() async {
         for connection in connections.withLock({ Array($0.values) }) { await connection.shutdown() }
     }
 
-    /// Hands off one batch of due entries; answers how many there were.
-    @discardableResult
-    public func forwardDue() async throws -> Int {
-        let now = clock.now()
-        let claimed = try await store.claimHandOffs(
-            limit: configuration.batchSize, now: now, until: now.adding(seconds: configuration.claimSeconds))
-        guard !claimed.isEmpty else { return 0 }
-        let groups = Dictionary(grouping: claimed) {
-            PoolKey(projectID: $0.entry.projectID, isSandbox: $0.address.isSandbox)
-        }
-        let outcome = await withTaskGroup(of: BatchOutcome.self) { group in
-            for (key, handOffs) in groups { group.addTask { await self.forward(handOffs, key: key, now: now) } }
-            var all = BatchOutcome()
-            for await part in group { all.merge(part) }
-            return all
-        }
-        try await settle(outcome, now: now)
-        return claimed.count
-    }
-
     /// Sends one project's entries for one environment, unless its pacing holds them back.
-    private func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> BatchOutcome {
-        var outcome = BatchOutcome()
+    func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> HandOffOutcome {
+        var outcome = HandOffOutcome()
         let credential = await credential(for: key, now: now)
         let admission = pacing.withLock {
-            $0[key, default: HandOffPacing()].admission(credential: credential, now: now)
+            $0[key, default: HandOffPacing<APNsCredential>()].admission(credential: credential, now: now)
         }
         if case .wait(let until, _) = admission {
             outcome.deferred[until, default: []] += handOffs.map(\.entry.sequence)
@@ -157,7 +76,7 @@ public final class APNsForwarder: Service, Sendable {
                 logger.info(
                     "apns app instance unregistered",
                     metadata: [
-                        "project": "\(key.projectID)", "apns": "\(handOff.address.redacted)", "reason": "\(reason)",
+                        "project": "\(key.projectID)", "apns": "\(handOff.apns?.redacted ?? "")", "reason": "\(reason)",
                     ])
             case .refused(let reason):
                 outcome.dropped.append(handOff.entry)
@@ -179,10 +98,10 @@ public final class APNsForwarder: Service, Sendable {
             let waiting = handOffs.filter { held.contains($0.entry.sequence) }
             refuse(waiting, key: key, credential: credential, reason: refusedReason, now: now, into: &outcome)
         } else if !retried.isEmpty, retried.count == handOffs.count {
-            let at = pacing.withLock { $0[key, default: HandOffPacing()].failed(now: now) }
+            let at = pacing.withLock { $0[key, default: HandOffPacing<APNsCredential>()].failed(now: now) }
             outcome.deferred[at, default: []] += retried
         } else {
-            pacing.withLock { $0[key, default: HandOffPacing()].reached() }
+            pacing.withLock { $0[key, default: HandOffPacing<APNsCredential>()].reached() }
             if !retried.isEmpty { outcome.deferred[now.adding(seconds: 1), default: []] += retried }
         }
         return outcome
@@ -192,10 +111,10 @@ public final class APNsForwarder: Service, Sendable {
     /// one counted error when the refusal starts, a metric for each entry held.
     private func refuse(
         _ handOffs: [HandOff], key: PoolKey, credential: APNsCredential?, reason: String, now: Timestamp,
-        into outcome: inout BatchOutcome
+        into outcome: inout HandOffOutcome
     ) {
         let isNew = pacing.withLock {
-            $0[key, default: HandOffPacing()].credentialRefused(credential, reason: reason, now: now)
+            $0[key, default: HandOffPacing<APNsCredential>()].credentialRefused(credential, reason: reason, now: now)
         }
         if isNew {
             let environment = key.isSandbox ? "development" : "production"
@@ -208,7 +127,7 @@ public final class APNsForwarder: Service, Sendable {
                     message: "APNs refused the \(environment) credential: \(reason)."), key.projectID, now)
         }
         metrics.increment("herald_apns_credential_refusals_total", [("reason", reason)], by: handOffs.count)
-        outcome.deferred[now.adding(seconds: HandOffPacing.pausedRecheckSeconds), default: []] +=
+        outcome.deferred[now.adding(seconds: HandOffPacing<APNsCredential>.pausedRecheckSeconds), default: []] +=
             handOffs.map(\.entry.sequence)
     }
 
@@ -250,16 +169,6 @@ public final class APNsForwarder: Service, Sendable {
                 ))
         }
         return verdicts
-    }
-
-    /// Writes what became of a batch.
-    private func settle(_ outcome: BatchOutcome, now: Timestamp) async throws {
-        if !outcome.delivered.isEmpty { _ = try await store.acknowledge(batch: outcome.delivered) }
-        for token in outcome.unregistered { _ = try await store.deleteRegistration(token: token, at: now) }
-        for entry in outcome.dropped {
-            _ = try await store.withdraw(androidID: entry.androidID, persistentID: entry.persistentID)
-        }
-        for (at, sequences) in outcome.deferred { try await store.deferHandOffs(sequences, to: at) }
     }
 
     /// The project's credential that serves the environment, read from the store at most once a second.

@@ -1,18 +1,20 @@
 import NIOHTTP2
 
-/// The requests one HTTP/2 connection to APNs has open, by stream, and what their answers
-/// hold so far: a pure value the connection's frame handler asks and tells.
-struct APNsStreams<Waiter> {
+/// The requests one HTTP/2 connection to another push service (APNs, FCM) has open, by
+/// stream, and what their answers hold so far: a pure value the connection's frame handler
+/// asks and tells.
+struct HTTP2Streams<Waiter> {
     /// An answer being read.
     struct Open {
         var waiter: Waiter
         var status: Int?
+        var retryAfter: String?
         var body: [UInt8] = []
     }
 
     /// A finished answer, or a stream that ended without one.
     enum Outcome {
-        case answered(status: Int, body: [UInt8])
+        case answered(HTTP2Answer)
         case failed
     }
 
@@ -33,9 +35,13 @@ struct APNsStreams<Waiter> {
         return id
     }
 
-    /// A HEADERS frame on `stream`; answers the finished stream when it ends the stream.
-    mutating func headers(_ stream: HTTP2StreamID, status: Int?, endStream: Bool) -> (Waiter, Outcome)? {
+    /// A HEADERS frame on `stream`, with its status and `retry-after`; answers the finished
+    /// stream when it ends the stream.
+    mutating func headers(_ stream: HTTP2StreamID, status: Int?, retryAfter: String? = nil, endStream: Bool)
+        -> (Waiter, Outcome)?
+    {
         if let status { open[stream]?.status = status }
+        if let retryAfter { open[stream]?.retryAfter = retryAfter }
         return endStream ? finish(stream) : nil
     }
 
@@ -66,6 +72,6 @@ struct APNsStreams<Waiter> {
     private mutating func finish(_ stream: HTTP2StreamID) -> (Waiter, Outcome)? {
         guard let entry = open.removeValue(forKey: stream) else { return nil }
         guard let status = entry.status else { return (entry.waiter, .failed) }
-        return (entry.waiter, .answered(status: status, body: entry.body))
+        return (entry.waiter, .answered(HTTP2Answer(status: status, retryAfter: entry.retryAfter, body: entry.body)))
     }
 }

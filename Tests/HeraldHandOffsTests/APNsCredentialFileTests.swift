@@ -1,7 +1,7 @@
 import Crypto
 import Foundation
-import HeraldAPNs
 import HeraldCore
+import HeraldHandOffs
 import SwiftASN1
 import Testing
 import X509

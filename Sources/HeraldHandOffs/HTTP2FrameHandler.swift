@@ -2,23 +2,23 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// The last handler of an HTTP/2 connection to APNs, after `NIOHTTP2Handler` with no
-/// stream multiplexer: it writes each batch of requests as HEADERS and DATA frames with
-/// one flush, and completes each request's promise from its answer's frames. It runs on
-/// the connection's event loop; `APNsStreams` keeps the streams.
-final class APNsFrameHandler: ChannelDuplexHandler {
+/// The last handler of an HTTP/2 connection to another push service (APNs, FCM), after
+/// `NIOHTTP2Handler` with no stream multiplexer: it writes each batch of requests as HEADERS
+/// and DATA frames with one flush, and completes each request's promise from its answer's
+/// frames. It runs on the connection's event loop; `HTTP2Streams` keeps the streams.
+final class HTTP2FrameHandler: ChannelDuplexHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = Batch
     typealias OutboundOut = HTTP2Frame
 
     /// Requests written together, each with the promise of its answer.
     struct Batch {
-        var requests: [(headers: HPACKHeaders, body: ByteBuffer, promise: EventLoopPromise<(Int, [UInt8])>)]
+        var requests: [(headers: HPACKHeaders, body: ByteBuffer, promise: EventLoopPromise<HTTP2Answer>)]
     }
 
     struct StreamFailed: Error {}
 
-    private var streams = APNsStreams<EventLoopPromise<(Int, [UInt8])>>()
+    private var streams = HTTP2Streams<EventLoopPromise<HTTP2Answer>>()
     private var isClosed = false
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
@@ -44,12 +44,12 @@ final class APNsFrameHandler: ChannelDuplexHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        let finished: (EventLoopPromise<(Int, [UInt8])>, APNsStreams<EventLoopPromise<(Int, [UInt8])>>.Outcome)?
+        let finished: (EventLoopPromise<HTTP2Answer>, HTTP2Streams<EventLoopPromise<HTTP2Answer>>.Outcome)?
         switch frame.payload {
         case .headers(let headers):
             finished = streams.headers(
                 frame.streamID, status: headers.headers.first(name: ":status").flatMap { Int($0) },
-                endStream: headers.endStream)
+                retryAfter: headers.headers.first(name: "retry-after"), endStream: headers.endStream)
         case .data(let data):
             guard case .byteBuffer(let buffer) = data.data else { return }
             finished = streams.data(frame.streamID, Array(buffer.readableBytesView), endStream: data.endStream)
@@ -64,7 +64,7 @@ final class APNsFrameHandler: ChannelDuplexHandler {
         }
         if let (promise, outcome) = finished {
             switch outcome {
-            case .answered(let status, let body): promise.succeed((status, body))
+            case .answered(let answer): promise.succeed(answer)
             case .failed: promise.fail(StreamFailed())
             }
         }

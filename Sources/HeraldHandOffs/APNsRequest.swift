@@ -44,7 +44,7 @@ public struct APNsRequest: Sendable, Equatable {
 
     /// The request for `handOff` from its stanza's `template`.
     public init(_ handOff: HandOff, bundleID: String, template: Template) {
-        path = "/3/device/" + handOff.address.deviceToken
+        path = "/3/device/" + (handOff.apns?.deviceToken ?? "")
         payload = template.payload
         headers = [("apns-topic", bundleID), ("apns-id", Self.apnsID(persistentID: handOff.entry.persistentID))]
         headers += template.headers

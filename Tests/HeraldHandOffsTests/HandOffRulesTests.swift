@@ -4,7 +4,7 @@ import HeraldProtocol
 import HeraldStorage
 import Testing
 
-@testable import HeraldAPNs
+@testable import HeraldHandOffs
 
 /// The pure rules of the hand-off to APNs: verdicts, provider token renewal, pacing, the
 /// request an entry becomes.
@@ -39,12 +39,12 @@ import Testing
     }
 
     @Test func failuresBackOffAndARefusedCredentialWaitsUntilItChanges() throws {
-        var pacing = HandOffPacing()
+        var pacing = HandOffPacing<APNsCredential>()
         let now = Timestamp(seconds: 1_000)
         #expect(pacing.failed(now: now) == now.adding(seconds: 1))
         #expect(pacing.failed(now: now) == now.adding(seconds: 2))
         for _ in 0..<10 { _ = pacing.failed(now: now) }
-        #expect(pacing.failed(now: now) == now.adding(seconds: HandOffPacing.maximumBackoffSeconds))
+        #expect(pacing.failed(now: now) == now.adding(seconds: HandOffPacing<APNsCredential>.maximumBackoffSeconds))
         pacing.reached()
         #expect(pacing.failures == 0)
         let credential = APNsCredential(
@@ -78,7 +78,7 @@ import Testing
         let entry = QueuedMessage(
             androidID: 7, token: "t", persistentID: "0:123%abc", messageID: "m", projectID: "p",
             stanza: try stanza.serializedBytes(), createdAt: Timestamp(seconds: 1), expiresAt: Timestamp(seconds: 2))
-        let request = try APNsRequest(HandOff(entry: entry, address: address), bundleID: "com.example.ios")
+        let request = try APNsRequest(HandOff(entry: entry, destination: .apns(address)), bundleID: "com.example.ios")
         #expect(request.path == "/3/device/" + String(repeating: "0f", count: 32))
         #expect(request.payload == Array(#"{"aps":{"alert":"hi"}}"#.utf8))
         let id = APNsRequest.apnsID(persistentID: "0:123%abc")
@@ -89,7 +89,7 @@ import Testing
         var android = entry
         android.stanza = []
         #expect(throws: APNsRequest.Unusable.self) {
-            try APNsRequest(HandOff(entry: android, address: address), bundleID: "com.example.ios")
+            try APNsRequest(HandOff(entry: android, destination: .apns(address)), bundleID: "com.example.ios")
         }
     }
 

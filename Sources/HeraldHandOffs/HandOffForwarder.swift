@@ -1,0 +1,131 @@
+public import HeraldCore
+public import HeraldStorage
+public import HeraldTelemetry
+public import Logging
+public import ServiceLifecycle
+
+/// Hands the queued messages of app instances reached through another push service to it:
+/// Apple's app instances to APNs (SEMANTICS A1–A4, `APNsHandOffs`), tokens Herald did not
+/// issue to FCM (R1–R6, `FCMHandOffs`). It claims due entries from the store, has each
+/// service's part send them, and settles each entry by the answer: delivered entries are
+/// acknowledged (and counted as FCM's Data API counts hand-offs), gone app instances
+/// unregistered, the rest put back for later. An entry stays queued until the other
+/// service takes it, so a crash loses nothing.
+public final class HandOffForwarder: Service, Sendable {
+    public struct Configuration: Sendable {
+        /// APNs' base URLs for each environment.
+        public var productionURL: String
+        public var developmentURL: String
+        /// FCM's base URL, where `/v1/projects/{project}/messages:send` is.
+        public var fcmURL: String
+        /// Files of extra CA certificates to trust for the TLS to APNs and FCM.
+        public var trustRoots: [String]
+        /// Entries claimed at once.
+        public var batchSize: Int
+        /// How long a claim holds its entries.
+        public var claimSeconds: Int64
+        /// How long to wait when nothing is due.
+        public var idleWait: Duration
+
+        public static let appleProductionURL = "https://api.push.apple.com"
+        public static let appleDevelopmentURL = "https://api.sandbox.push.apple.com"
+        public static let googleFCMURL = "https://fcm.googleapis.com"
+
+        public init(
+            productionURL: String = appleProductionURL, developmentURL: String = appleDevelopmentURL,
+            fcmURL: String = googleFCMURL, trustRoots: [String] = [], batchSize: Int = 500, claimSeconds: Int64 = 30,
+            idleWait: Duration = .milliseconds(100)
+        ) {
+            self.productionURL = productionURL
+            self.developmentURL = developmentURL
+            self.fcmURL = fcmURL
+            self.trustRoots = trustRoots
+            self.batchSize = batchSize
+            self.claimSeconds = claimSeconds
+            self.idleWait = idleWait
+        }
+    }
+
+    public typealias Store = HandOffStore & QueueStore & RegistrationStore & APNsCredentialStore
+        & FCMRelayCredentialStore
+
+    let configuration: Configuration
+    private let store: any Store
+    private let clock: any HeraldClock
+    private let logger: Logger
+    private let apns: APNsHandOffs
+    private let fcm: FCMHandOffs
+
+    public init(
+        configuration: Configuration, store: any Store, clock: any HeraldClock, metrics: HeraldMetrics,
+        logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void = { _, _, _ in }
+    ) {
+        self.configuration = configuration
+        self.store = store
+        self.clock = clock
+        self.logger = logger
+        apns = APNsHandOffs(
+            configuration: configuration, store: store, clock: clock, metrics: metrics, logger: logger,
+            countError: countError)
+        fcm = FCMHandOffs(
+            configuration: configuration, store: store, clock: clock, metrics: metrics, logger: logger,
+            countError: countError)
+    }
+
+    public func run() async throws {
+        while !Task.isShuttingDownGracefully, !Task.isCancelled {
+            let handled: Int
+            do {
+                handled = try await forwardDue()
+            } catch {
+                logger.error("hand-off failed", metadata: ["error": "\(error)"])
+                handled = 0
+            }
+            if handled == 0 { try? await Task.sleep(for: configuration.idleWait) }
+        }
+        await apns.shutdown()
+        await fcm.shutdown()
+    }
+
+    /// Hands off one batch of due entries; answers how many there were.
+    @discardableResult
+    public func forwardDue() async throws -> Int {
+        let now = clock.now()
+        let claimed = try await store.claimHandOffs(
+            limit: configuration.batchSize, now: now, until: now.adding(seconds: configuration.claimSeconds))
+        guard !claimed.isEmpty else { return 0 }
+        var toAPNs: [APNsHandOffs.PoolKey: [HandOff]] = [:]
+        var toFCM: [String: [HandOff]] = [:]
+        for handOff in claimed {
+            switch handOff.destination {
+            case .apns(let address):
+                let key = APNsHandOffs.PoolKey(projectID: handOff.entry.projectID, isSandbox: address.isSandbox)
+                toAPNs[key, default: []].append(handOff)
+            case .fcm:
+                toFCM[handOff.entry.projectID, default: []].append(handOff)
+            }
+        }
+        let outcome = await withTaskGroup(of: HandOffOutcome.self) { group in
+            for (key, handOffs) in toAPNs { group.addTask { await self.apns.forward(handOffs, key: key, now: now) } }
+            for (projectID, handOffs) in toFCM {
+                group.addTask { await self.fcm.forward(handOffs, projectID: projectID, now: now) }
+            }
+            var all = HandOffOutcome()
+            for await part in group { all.merge(part) }
+            return all
+        }
+        try await settle(outcome, now: now)
+        return claimed.count
+    }
+
+    /// Writes what became of a batch.
+    private func settle(_ outcome: HandOffOutcome, now: Timestamp) async throws {
+        if !outcome.delivered.isEmpty { _ = try await store.acknowledge(batch: outcome.delivered) }
+        for token in outcome.unregistered { _ = try await store.deleteRegistration(token: token, at: now) }
+        for entry in outcome.dropped {
+            _ = try await store.withdraw(androidID: entry.androidID, persistentID: entry.persistentID)
+        }
+        for (at, sequences) in outcome.deferred { try await store.deferHandOffs(sequences, to: at) }
+    }
+
+}
