@@ -218,6 +218,17 @@ extension ConsolePages {
         <button type="submit">Store, replacing the project's certificate</button></form>
         <p>Herald checks each before storing it, and shows what it stored, never the key.</p>{{/admin}}
         </section>
+        <section aria-labelledby="fcm-relay">
+        <h2 id="fcm-relay">Google's tokens, handed to FCM</h2>
+        {{#fcmRelay}}<p>{{fcmRelay}}{{#admin}} <form method="post" class="inline" action="/console/projects/{{project}}/credentials/fcm-relay/remove">
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">Remove</button></form>{{/admin}}</p>{{/fcmRelay}}
+        {{^fcmRelay}}<p>None: a token Herald did not issue is <code>UNREGISTERED</code>.</p>{{/fcmRelay}}
+        {{#admin}}<form method="post" action="/console/projects/{{project}}/credentials/fcm-relay">
+        <input type="hidden" name="csrf" value="{{csrf}}">
+        <label for="fcm-relay-key">The Google service-account key file's text (JSON)</label><textarea id="fcm-relay-key" name="key" rows="6" required></textarea>
+        <button type="submit">Store, replacing the project's key</button></form>
+        <p>Herald checks the key, <code>client_email</code>, <code>project_id</code> and <code>token_uri</code> before storing it, and shows the account, never the key.</p>{{/admin}}
+        </section>
         <section aria-labelledby="webhooks">
         <h2 id="webhooks">Webhooks</h2>
         {{^webhooksNone}}<table><thead><tr><th scope="col">Webhook</th><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Last errors</th></tr></thead>

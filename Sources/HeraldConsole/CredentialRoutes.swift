@@ -16,7 +16,7 @@ import NIOPosix
 /// It lists the project's webhooks, a paused one with its last errors, which an admin resumes.
 struct CredentialRoutes {
     let directory: CredentialDirectory
-    let store: any CredentialStore & APNsCredentialStore & WebhookStore
+    let store: any CredentialStore & APNsCredentialStore & FCMRelayCredentialStore & WebhookStore
     let clock: any HeraldClock
     /// The ids a webhook's position is shown with: the store's count tells of other projects.
     let eventIDs: EventIDs
@@ -50,6 +50,15 @@ struct CredentialRoutes {
                 metadata: [
                     "user": "\(opened.user.name)", "project": "\(opened.project.id)", "kind": "\(kind.rawValue)",
                 ])
+            return try await page(opened, status: removed ? "Removed." : "There was none.")
+        }
+        pages.post("projects/:project/credentials/fcm-relay") { _, context in try await setFCMRelay(context) }
+        pages.post("projects/:project/credentials/fcm-relay/remove") { _, context in
+            let opened = try administered(context)
+            let removed = try await store.removeFCMRelayCredential(projectID: opened.project.id)
+            context.logger.notice(
+                "console fcm relay key removed",
+                metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)"])
             return try await page(opened, status: removed ? "Removed." : "There was none.")
         }
         pages.post("projects/:project/credentials/webhooks/:webhook/resume") { _, context in
@@ -110,6 +119,24 @@ struct CredentialRoutes {
         context.logger.notice(
             "console apns credential stored",
             metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)", "kind": "\(kind.rawValue)"])
+        return try await page(opened, status: "Stored: \(credential.summary).")
+    }
+
+    /// Stores the project's key for the hand-off to FCM from the console's form, replacing
+    /// the one it had; a refused one changes nothing and the page says why.
+    private func setFCMRelay(_ context: ConsoleRequestContext) async throws -> Response {
+        let opened = try administered(context)
+        let credential: FCMRelayCredential
+        do {
+            credential = try FCMServiceAccountFile.credential(
+                bytes: Array((context.form["key"] ?? "").utf8), projectID: opened.project.id, now: clock.now())
+        } catch {
+            return try await page(opened, status: "Not stored: \(error.description)")
+        }
+        try await store.setFCMRelayCredential(credential)
+        context.logger.notice(
+            "console fcm relay key stored",
+            metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)"])
         return try await page(opened, status: "Stored: \(credential.summary).")
     }
 
@@ -181,6 +208,7 @@ struct CredentialRoutes {
         let apns = try await store.apnsCredentials(projectID: project.id)
         values["apns"] = apns.map { ["summary": $0.summary, "kind": $0.kind.rawValue] as [String: Any] }
         values["apnsNone"] = apns.isEmpty
+        values["fcmRelay"] = try await store.fcmRelayCredential(projectID: project.id)?.summary
         let webhooks = try await store.webhooks(projectID: project.id)
         values["webhooks"] = webhooks.map { webhook -> [String: Any] in
             [

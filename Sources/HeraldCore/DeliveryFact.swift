@@ -8,10 +8,14 @@ public struct DeliveryFact: Sendable, Hashable {
     /// The app instance's token, whole: the store keeps it redacted. Empty for none.
     public var token: String
     public var eachKept: Bool
+    /// Whether the app instance is reached through another push service (APNs, FCM): its
+    /// delivery is the `handed_off` event.
+    public var isHandOff: Bool
 
-    public init(messageID: String, token: String = "", eachKept: Bool = true) {
+    public init(messageID: String, token: String = "", eachKept: Bool = true, isHandOff: Bool = false) {
         self.messageID = messageID
         self.token = token
         self.eachKept = eachKept
+        self.isHandOff = isHandOff
     }
 }

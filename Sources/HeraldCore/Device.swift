@@ -135,6 +135,10 @@ public struct Registration: Sendable, Hashable {
     /// What the stores keep in a registration's hand-off column (`apns`): the APNs address's
     /// tuple, `fcmColumn` for a token handed to FCM, or nothing.
     public var handOffColumn: String? { apns?.tuple ?? (isRelayedToFCM ? Self.fcmColumn : nil) }
+    /// The token of the registration that hands a project's topic and condition sends to
+    /// Google's (SEMANTICS R7): not a registration token's shape, so no sender can name it.
+    public static func fcmTopicsToken(projectID: String) -> String { "fcm-topics/" + projectID }
+
     /// The hand-off column of a token handed to FCM.
     public static let fcmColumn = "fcm"
 
@@ -248,7 +252,9 @@ public struct QueuedMessage: Sendable, Hashable {
         DeliveryStat(
             statKey, counter,
             fact: deletedCount == 0 && !messageID.isEmpty
-                ? DeliveryFact(messageID: messageID, token: token, eachKept: keepsEvents) : nil)
+                ? DeliveryFact(
+                    messageID: messageID, token: token, eachKept: keepsEvents, isHandOff: Device.isHandOff(androidID))
+                : nil)
     }
 }
 

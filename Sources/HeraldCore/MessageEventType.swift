@@ -2,8 +2,11 @@
 public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable {
     /// Accepted from its sender: one event a message.
     case accepted
-    /// Acknowledged by the app instance, or handed to Web Push or APNs.
+    /// Acknowledged by the app instance, or handed to its browser's push service.
     case delivered
+    /// Taken by the push service that reaches the app instance: APNs (SEMANTICS A3), or FCM
+    /// for a token Herald did not issue (R3). Counted as delivered in the delivery data.
+    case handedOff = "handed_off"
     /// The app instance showed its notification.
     case impression
     /// The user opened its notification.

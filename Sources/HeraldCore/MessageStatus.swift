@@ -40,10 +40,10 @@ public struct MessageStatus: Sendable, Hashable {
     /// App instances it was for.
     public var instances: Int { fanout?.reached ?? 1 }
 
-    /// App instances with an outcome that ends their part: delivered, collapsed, expired,
-    /// dropped or unregistered.
+    /// App instances with an outcome that ends their part: delivered, handed off, collapsed,
+    /// expired, dropped or unregistered.
     public var settled: Int {
-        [.delivered, .collapsed, .expired, .dropped, .unregistered].reduce(0) { $0 + self[$1] }
+        [.delivered, .handedOff, .collapsed, .expired, .dropped, .unregistered].reduce(0) { $0 + self[$1] }
     }
 
     /// App instances still waiting for it.

@@ -44,6 +44,10 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
     /// Whether each app instance's outcome of a topic or condition message is kept as an
     /// event of its own, rather than only counted for the message (SEMANTICS E2). Default off.
     public var perDeviceEvents: Bool = false
+    /// Whether a topic or condition send is also handed once to Google's topic or condition
+    /// of the same name, in a project with a key for the hand-off to FCM (SEMANTICS R7).
+    /// Default off.
+    public var relayTopics: Bool = false
 
     public init() {}
 
@@ -73,12 +77,15 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
         maxDeviceGroups = try read(.maxDeviceGroups, defaults.maxDeviceGroups)
         webPushKeys = try read(.webPushKeys, defaults.webPushKeys)
         perDeviceEvents = try read(.perDeviceEvents, defaults.perDeviceEvents)
+        relayTopics = try read(.relayTopics, defaults.relayTopics)
     }
 
     /// The name `herald project set` takes for `webPushKeys`: a comma-separated list.
     public static let webPushKeysName = "web-push-keys"
     /// The name `herald project set` takes for `perDeviceEvents`: `true` or `false`.
     public static let perDeviceEventsName = "per-device-events"
+    /// The name `herald project set` takes for `relayTopics`: `on` or `off`.
+    public static let relayTopicsName = "relay-topics"
 
     /// Every numeric setting an operator can change, by the name `herald project set` takes.
     public static var names: [(name: String, keyPath: WritableKeyPath<ProjectSettings, Int>)] {
@@ -117,9 +124,16 @@ public struct ProjectSettings: Sendable, Hashable, Codable {
             perDeviceEvents = value
             return
         }
+        if parts[0] == Self.relayTopicsName {
+            guard parts[1] == "on" || parts[1] == "off" else {
+                throw SettingError("\(Self.relayTopicsName) takes on or off, got \(parts[1])")
+            }
+            relayTopics = parts[1] == "on"
+            return
+        }
         guard let setting = Self.names.first(where: { $0.name == parts[0] }) else {
             throw SettingError(
-                "unknown setting \(parts[0]); known: \((Self.names.map(\.name) + [Self.webPushKeysName, Self.perDeviceEventsName]).joined(separator: ", "))"
+                "unknown setting \(parts[0]); known: \((Self.names.map(\.name) + [Self.webPushKeysName, Self.perDeviceEventsName, Self.relayTopicsName]).joined(separator: ", "))"
             )
         }
         guard let value = Int(parts[1]), value >= 0 else {

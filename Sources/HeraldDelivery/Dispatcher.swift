@@ -146,6 +146,11 @@ public final class Dispatcher: Sendable {
                 expiresAt: record.expiresAt)
             try await store.createFanout(record, job: job, stats: [accepted])
             fanouts?.submit(job)
+            if project.settings.relayTopics, !request.isHandOff, targetKind != .token,
+                try await store.fcmRelayCredential(projectID: project.id) != nil
+            {
+                try await relayToGoogle(message, id: id, project: project, now: now)
+            }
             return id
         }
         let registration = recipient.registration
@@ -230,6 +235,32 @@ public final class Dispatcher: Sendable {
             "token handed to fcm from now on",
             metadata: ["project": "\(project.id)", "token": "\(Registration.redacted(token))"])
         return Recipient(registration: registration, lastConnectedAt: .some(nil))
+    }
+
+    /// Queues a topic or condition send once more for Google's topic or condition of the same
+    /// name (SEMANTICS R7), on the project's topics registration, made the first time.
+    private func relayToGoogle(_ message: HeraldCore.Message, id: String, project: Project, now: Timestamp)
+        async throws
+    {
+        let token = Registration.fcmTopicsToken(projectID: project.id)
+        let registration: Registration
+        if let known = try await store.registration(token: token) {
+            registration = known
+        } else {
+            registration = try await relayed(token, project: project, message: message, now: now).registration
+        }
+        var addressed = message
+        switch message.target {
+        case .topic(let name):
+            addressed.body = .object((message.body.objectMembers ?? []) + [(key: "topic", value: .string(name))])
+        case .condition(let condition):
+            addressed.body = .object(
+                (message.body.objectMembers ?? []) + [(key: "condition", value: .string(condition.description))])
+        case .token, .fid: return
+        }
+        let plan = try await planner.plan(addressed, id: id, registration: registration, project: project, now: now)
+        guard let entry = plan.entry ?? plan.immediate else { return }
+        _ = try await store.appendMessages([], queue: [entry], limits: .unlimited, stats: [])
     }
 
     /// The live app registration a token or installation names, checked against the

@@ -14,27 +14,13 @@ final class APNsHandOffs: Sendable {
         var isSandbox: Bool
     }
 
-    private let configuration: HandOffForwarder.Configuration
-    private let store: any HandOffForwarder.Store
-    private let clock: any HeraldClock
-    private let metrics: HeraldMetrics
-    private let logger: Logger
-    /// Counts an error against a project, for the console's errors page.
-    private let countError: @Sendable (HeraldError, String, Timestamp) -> Void
+    private let environment: HandOffEnvironment
     private let pacing = Mutex<[PoolKey: HandOffPacing<APNsCredential>]>([:])
     private let connections = Mutex<[PoolKey: APNsConnection]>([:])
     private let credentials = Mutex<[String: (readAt: Timestamp, credentials: [APNsCredential])]>([:])
 
-    init(
-        configuration: HandOffForwarder.Configuration, store: any HandOffForwarder.Store, clock: any HeraldClock,
-        metrics: HeraldMetrics, logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void
-    ) {
-        self.configuration = configuration
-        self.store = store
-        self.clock = clock
-        self.metrics = metrics
-        self.logger = logger
-        self.countError = countError
+    init(environment: HandOffEnvironment) {
+        self.environment = environment
     }
 
     func shutdown() async {
@@ -73,14 +59,14 @@ final class APNsHandOffs: Sendable {
                 outcome.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
             case .unregistered(let reason):
                 outcome.unregistered.append(handOff.entry.token)
-                logger.info(
+                environment.logger.info(
                     "apns app instance unregistered",
                     metadata: [
                         "project": "\(key.projectID)", "apns": "\(handOff.apns?.redacted ?? "")", "reason": "\(reason)",
                     ])
             case .refused(let reason):
                 outcome.dropped.append(handOff.entry)
-                logger.warning(
+                environment.logger.warning(
                     "apns refused a message",
                     metadata: [
                         "project": "\(key.projectID)", "message": "\(handOff.entry.messageID)", "reason": "\(reason)",
@@ -91,7 +77,7 @@ final class APNsHandOffs: Sendable {
                 refusedReason = reason
                 retried.append(handOff.entry.sequence)
             }
-            metrics.increment("herald_apns_hand_offs_total", [("outcome", verdict.outcome)])
+            environment.metrics.increment("herald_apns_hand_offs_total", [("outcome", verdict.outcome)])
         }
         if let refusedReason {
             let held = Set(retried)
@@ -117,16 +103,16 @@ final class APNsHandOffs: Sendable {
             $0[key, default: HandOffPacing<APNsCredential>()].credentialRefused(credential, reason: reason, now: now)
         }
         if isNew {
-            let environment = key.isSandbox ? "development" : "production"
-            logger.error(
+            let apnsEnvironment = key.isSandbox ? "development" : "production"
+            environment.logger.error(
                 "apns refuses the project's credential; its messages wait",
-                metadata: ["project": "\(key.projectID)", "environment": "\(environment)", "reason": "\(reason)"])
-            countError(
+                metadata: ["project": "\(key.projectID)", "environment": "\(apnsEnvironment)", "reason": "\(reason)"])
+            environment.countError(
                 HeraldError(
                     status: .unauthenticated, fcmCode: .thirdPartyAuthError,
-                    message: "APNs refused the \(environment) credential: \(reason)."), key.projectID, now)
+                    message: "APNs refused the \(apnsEnvironment) credential: \(reason)."), key.projectID, now)
         }
-        metrics.increment("herald_apns_credential_refusals_total", [("reason", reason)], by: handOffs.count)
+        environment.metrics.increment("herald_apns_credential_refusals_total", [("reason", reason)], by: handOffs.count)
         outcome.deferred[now.adding(seconds: HandOffPacing<APNsCredential>.pausedRecheckSeconds), default: []] +=
             handOffs.map(\.entry.sequence)
     }
@@ -134,9 +120,9 @@ final class APNsHandOffs: Sendable {
     /// APNs' verdicts on entries, sent as one batch; an expired provider token is made
     /// again once and the entries it refused sent again.
     private func send(_ handOffs: [HandOff], over connection: APNsConnection, now: Timestamp) async
-        -> [(HandOff, APNsVerdict)]
+        -> [(HandOff, HandOffVerdict)]
     {
-        var verdicts: [(HandOff, APNsVerdict)] = []
+        var verdicts: [(HandOff, HandOffVerdict)] = []
         var sendable: [(HandOff, APNsRequest)] = []
         // A fanout's entries come in a row with one stanza: each is read once.
         var last: (stanza: [UInt8], template: APNsRequest.Template)?
@@ -155,17 +141,17 @@ final class APNsHandOffs: Sendable {
         }
         var answers = await connection.send(sendable.map(\.1), now: now)
         let expired = answers.indices.filter {
-            answers[$0].map { APNsVerdict(status: $0.status, reason: $0.reason) } == .renewToken
+            answers[$0].map { HandOffVerdict(status: $0.status, reason: $0.reason) } == .renewToken
         }
-        if !expired.isEmpty, (try? await connection.renewToken(clock.now())) == true {
-            let again = await connection.send(expired.map { sendable[$0].1 }, now: clock.now())
+        if !expired.isEmpty, (try? await connection.renewToken(environment.clock.now())) == true {
+            let again = await connection.send(expired.map { sendable[$0].1 }, now: environment.clock.now())
             for (index, answer) in zip(expired, again) { answers[index] = answer }
         }
         for ((handOff, _), answer) in zip(sendable, answers) {
             verdicts.append(
                 (
                     handOff,
-                    answer.map { APNsVerdict(status: $0.status, reason: $0.reason) } ?? .retry(reason: "no answer")
+                    answer.map { HandOffVerdict(status: $0.status, reason: $0.reason) } ?? .retry(reason: "no answer")
                 ))
         }
         return verdicts
@@ -173,16 +159,16 @@ final class APNsHandOffs: Sendable {
 
     /// The project's credential that serves the environment, read from the store at most once a second.
     private func credential(for key: PoolKey, now: Timestamp) async -> APNsCredential? {
-        let environment: APNsCredential.Environment = key.isSandbox ? .development : .production
+        let apnsEnvironment: APNsCredential.Environment = key.isSandbox ? .development : .production
         var known = credentials.withLock { cache in
             cache[key.projectID].flatMap { now.milliseconds - $0.readAt.milliseconds < 1000 ? $0.credentials : nil }
         }
         if known == nil {
-            let read = (try? await store.apnsCredentials(projectID: key.projectID)) ?? []
+            let read = (try? await environment.store.apnsCredentials(projectID: key.projectID)) ?? []
             credentials.withLock { $0[key.projectID] = (now, read) }
             known = read
         }
-        return known?.first { $0.environment.serves(environment) }
+        return known?.first { $0.environment.serves(apnsEnvironment) }
     }
 
     /// The connection for a project's environment, made again when its credential changed.
@@ -190,8 +176,8 @@ final class APNsHandOffs: Sendable {
         if let current = connections.withLock({ $0[key] }), current.credential == credential { return current }
         let made = try await APNsConnection(
             credential: credential,
-            baseURL: key.isSandbox ? configuration.developmentURL : configuration.productionURL,
-            trustRoots: configuration.trustRoots)
+            baseURL: key.isSandbox ? environment.configuration.developmentURL : environment.configuration.productionURL,
+            trustRoots: environment.configuration.trustRoots)
         let replaced = connections.withLock { connections in
             let old = connections[key]
             connections[key] = made

@@ -16,30 +16,17 @@ final class FCMHandOffs: Sendable {
         var token: FCMAccessToken
     }
 
-    private let configuration: HandOffForwarder.Configuration
-    private let store: any HandOffForwarder.Store
-    private let clock: any HeraldClock
-    private let metrics: HeraldMetrics
-    private let logger: Logger
-    private let countError: @Sendable (HeraldError, String, Timestamp) -> Void
+    private let environment: HandOffEnvironment
     /// The client the access tokens are obtained with (once an hour a project).
     private let client: HTTPClient
     private let pacing = Mutex<[String: HandOffPacing<FCMRelayCredential>]>([:])
     private let links = Mutex<[String: Link]>([:])
     private let credentials = Mutex<[String: (readAt: Timestamp, credential: FCMRelayCredential?)]>([:])
 
-    init(
-        configuration: HandOffForwarder.Configuration, store: any HandOffForwarder.Store, clock: any HeraldClock,
-        metrics: HeraldMetrics, logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void
-    ) {
-        self.configuration = configuration
-        self.store = store
-        self.clock = clock
-        self.metrics = metrics
-        self.logger = logger
-        self.countError = countError
+    init(environment: HandOffEnvironment) {
+        self.environment = environment
         var client = HTTPClient.Configuration()
-        client.tlsConfiguration = HTTP2Connection.clientTLS(trustRoots: configuration.trustRoots)
+        client.tlsConfiguration = HTTP2Connection.clientTLS(trustRoots: environment.configuration.trustRoots)
         client.redirectConfiguration = .disallow
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
     }
@@ -74,7 +61,7 @@ final class FCMHandOffs: Sendable {
             let at = pacing.withLock {
                 $0[projectID, default: HandOffPacing()].failed(now: now, jitter: .random(in: 0..<1))
             }
-            metrics.increment("herald_fcm_hand_offs_total", [("outcome", "retry")], by: handOffs.count)
+            environment.metrics.increment("herald_fcm_hand_offs_total", [("outcome", "retry")], by: handOffs.count)
             outcome.deferred[at, default: []] += handOffs.map(\.entry.sequence)
             return outcome
         } catch {
@@ -93,7 +80,7 @@ final class FCMHandOffs: Sendable {
                 outcome.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
             case .unregistered(let reason):
                 outcome.unregistered.append(handOff.entry.token)
-                logger.info(
+                environment.logger.info(
                     "fcm token unregistered",
                     metadata: [
                         "project": "\(projectID)", "token": "\(Registration.redacted(handOff.entry.token))",
@@ -101,7 +88,7 @@ final class FCMHandOffs: Sendable {
                     ])
             case .refused(let reason):
                 outcome.dropped.append(handOff.entry)
-                logger.warning(
+                environment.logger.warning(
                     "fcm refused a message",
                     metadata: [
                         "project": "\(projectID)", "message": "\(handOff.entry.messageID)", "reason": "\(reason)",
@@ -115,7 +102,7 @@ final class FCMHandOffs: Sendable {
                 refusedReason = reason
                 retried.append(handOff.entry.sequence)
             }
-            metrics.increment("herald_fcm_hand_offs_total", [("outcome", verdict.outcome)])
+            environment.metrics.increment("herald_fcm_hand_offs_total", [("outcome", verdict.outcome)])
         }
         if !renewed.isEmpty {
             link.token.forget(token)
@@ -154,24 +141,24 @@ final class FCMHandOffs: Sendable {
             $0[projectID, default: HandOffPacing()].credentialRefused(credential, reason: reason, now: now)
         }
         if isNew {
-            logger.error(
+            environment.logger.error(
                 "fcm refuses the project's relay key; its hand-offs wait",
                 metadata: ["project": "\(projectID)", "reason": "\(reason)"])
-            countError(
+            environment.countError(
                 HeraldError(
                     status: .unauthenticated, fcmCode: .thirdPartyAuthError,
                     message: "FCM refused the project's relay key: \(reason)."), projectID, now)
         }
-        metrics.increment("herald_fcm_credential_refusals_total", by: handOffs.count)
+        environment.metrics.increment("herald_fcm_credential_refusals_total", by: handOffs.count)
         outcome.deferred[now.adding(seconds: HandOffPacing<FCMRelayCredential>.pausedRecheckSeconds), default: []] +=
             handOffs.map(\.entry.sequence)
     }
 
     /// FCM's verdicts on entries, sent as one batch.
     private func send(_ handOffs: [HandOff], link: Link, token: String, now: Timestamp) async
-        -> [(HandOff, FCMVerdict)]
+        -> [(HandOff, HandOffVerdict)]
     {
-        var verdicts: [(HandOff, FCMVerdict)] = []
+        var verdicts: [(HandOff, HandOffVerdict)] = []
         var sendable: [(HandOff, HTTP2Connection.Request)] = []
         let path = "/v1/projects/\(link.credential.googleProjectID)/messages:send"
         let headers = [
@@ -192,7 +179,7 @@ final class FCMHandOffs: Sendable {
             sendable.append((handOff, HTTP2Connection.Request(path: path, headers: headers, body: body)))
         }
         let answers = await link.connection.send(sendable.map(\.1))
-        for ((handOff, _), answer) in zip(sendable, answers) { verdicts.append((handOff, FCMVerdict(answer))) }
+        for ((handOff, _), answer) in zip(sendable, answers) { verdicts.append((handOff, HandOffVerdict(answer))) }
         return verdicts
     }
 
@@ -203,7 +190,7 @@ final class FCMHandOffs: Sendable {
         }) {
             return known.credential
         }
-        let read = try? await store.fcmRelayCredential(projectID: projectID)
+        let read = try? await environment.store.fcmRelayCredential(projectID: projectID)
         credentials.withLock { $0[projectID] = (now, read) }
         return read
     }
@@ -214,7 +201,8 @@ final class FCMHandOffs: Sendable {
         let made = Link(
             credential: credential,
             connection: try HTTP2Connection(
-                baseURL: configuration.fcmURL, tls: HTTP2Connection.clientTLS(trustRoots: configuration.trustRoots)),
+                baseURL: environment.configuration.fcmURL,
+                tls: HTTP2Connection.clientTLS(trustRoots: environment.configuration.trustRoots)),
             token: FCMAccessToken(credential: credential, client: client))
         let replaced = links.withLock { links in
             let old = links[projectID]

@@ -4,7 +4,8 @@ public import HeraldStorage
 
 /// The `messages:send` request that hands one queue entry to FCM (SEMANTICS R3): the
 /// message as its sender wrote it (`android`, `apns`, `webpush`, `fcm_options` and all),
-/// sent to the entry's token, its Android time to live what is left of it.
+/// sent to the entry's token (or, for a topic or condition send handed to Google's, to the
+/// message's own topic or condition: SEMANTICS R7), its Android time to live what is left.
 public struct FCMRequest: Sendable, Equatable {
     /// The request body, `{"message": {…}}`.
     public var body: [UInt8]
@@ -18,13 +19,16 @@ public struct FCMRequest: Sendable, Equatable {
     public struct Template: Sendable, Equatable {
         var members: [(key: String, value: JSONValue)]
         var isNowOrNever: Bool
+        var keepsTarget: Bool
 
         public init(stanza: [UInt8]) throws(Unusable) {
             guard let stanza = try? McsProto_DataMessageStanza(serializedBytes: stanza),
                 stanza.appData.contains(where: { $0.key == "content-type" && $0.value == "application/fcm+json" }),
                 let members = (try? JSONParser.parse(Array(stanza.rawData)))?.objectMembers
             else { throw Unusable() }
-            self.members = members.filter { !Self.targets.contains($0.key) }
+            // A stanza names a target only for Google's topics; any other goes to the entry's token.
+            keepsTarget = members.contains { $0.key == "topic" || $0.key == "condition" }
+            self.members = keepsTarget ? members : members.filter { !Self.targets.contains($0.key) }
             isNowOrNever = stanza.ttl == 0
         }
 
@@ -45,7 +49,7 @@ public struct FCMRequest: Sendable, Equatable {
         android.append((key: "ttl", value: .string("\(left)s")))
         members.removeAll { $0.key == "android" }
         members.append((key: "android", value: .object(android)))
-        members.append((key: "token", value: .string(entry.token)))
+        if !template.keepsTarget { members.append((key: "token", value: .string(entry.token))) }
         body = JSONValue.object([(key: "message", value: .object(members))]).renderedBytes
     }
 }

@@ -52,6 +52,7 @@ final class HTTP2FrameHandler: ChannelDuplexHandler {
                 retryAfter: headers.headers.first(name: "retry-after"), endStream: headers.endStream)
         case .data(let data):
             guard case .byteBuffer(let buffer) = data.data else { return }
+            consumed(buffer.readableBytes + (data.paddingBytes ?? 0), context: context)
             finished = streams.data(frame.streamID, Array(buffer.readableBytesView), endStream: data.endStream)
         case .rstStream:
             finished = streams.reset(frame.streamID)
@@ -69,6 +70,24 @@ final class HTTP2FrameHandler: ChannelDuplexHandler {
             }
         }
     }
+
+    /// Gives the peer back the connection's flow-control window for answers' bodies read:
+    /// with no stream multiplexer nothing else does, and a peer whose answers have bodies
+    /// (FCM's name every message) would stop once 64 KiB of them were unacknowledged.
+    private func consumed(_ bytes: Int, context: ChannelHandlerContext) {
+        unacknowledgedBytes += bytes
+        guard unacknowledgedBytes >= Self.windowUpdateThreshold else { return }
+        context.writeAndFlush(
+            wrapOutboundOut(
+                HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unacknowledgedBytes))),
+            promise: nil)
+        unacknowledgedBytes = 0
+    }
+
+    /// Bytes of answers' bodies read and not yet given back to the peer's window.
+    private var unacknowledgedBytes = 0
+    /// Half the initial window of 65,535 bytes.
+    static let windowUpdateThreshold = 32_768
 
     func channelInactive(context: ChannelHandlerContext) {
         isClosed = true

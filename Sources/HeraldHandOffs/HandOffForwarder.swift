@@ -64,12 +64,11 @@ public final class HandOffForwarder: Service, Sendable {
         self.store = store
         self.clock = clock
         self.logger = logger
-        apns = APNsHandOffs(
+        let environment = HandOffEnvironment(
             configuration: configuration, store: store, clock: clock, metrics: metrics, logger: logger,
             countError: countError)
-        fcm = FCMHandOffs(
-            configuration: configuration, store: store, clock: clock, metrics: metrics, logger: logger,
-            countError: countError)
+        apns = APNsHandOffs(environment: environment)
+        fcm = FCMHandOffs(environment: environment)
     }
 
     public func run() async throws {

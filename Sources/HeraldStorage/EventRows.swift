@@ -16,7 +16,8 @@ struct EventRows {
     /// The rows for `stats`, written by `node` at `now`.
     init(_ stats: [DeliveryStat], node: String, at now: Timestamp) {
         for stat in stats where !stat.key.projectID.isEmpty {
-            guard let fact = stat.fact, let type = MessageEventType(stat.counter) else { continue }
+            guard let fact = stat.fact, var type = MessageEventType(stat.counter) else { continue }
+            if type == .delivered, fact.isHandOff { type = .handedOff }
             guard fact.eachKept else {
                 counts[Count(projectID: stat.key.projectID, messageID: fact.messageID, type: type), default: 0] +=
                     stat.amount

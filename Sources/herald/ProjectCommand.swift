@@ -76,6 +76,7 @@ struct ProjectCommand: AsyncParsableCommand {
             }
             print("  \(ProjectSettings.webPushKeysName) = \(project.settings.webPushKeys.joined(separator: ","))")
             print("  \(ProjectSettings.perDeviceEventsName) = \(project.settings.perDeviceEvents)")
+            print("  \(ProjectSettings.relayTopicsName) = \(project.settings.relayTopics ? "on" : "off")")
             let apns = try await store.apnsCredentials(projectID: projectID)
             print("apns credentials:\(apns.isEmpty ? " none" : "")")
             for credential in apns { print("  \(credential.summary)") }

@@ -1,3 +1,4 @@
+import Foundation
 import HTTPTypes
 import HeraldConsole
 import HeraldCore
@@ -100,6 +101,46 @@ import _CryptoExtras
             #expect(try await server.store.webhooks(projectID: "test-project").first?.state == .active)
             let unknown = try await root.post(client, page + "/webhooks/wh_nope/resume", "csrf=\(root.csrf)")
             #expect(unknown.status == .notFound)
+        }
+    }
+}
+
+/// The key for the hand-off to FCM on the credentials page (SEMANTICS R1): an admin gives it
+/// as the key file's text, checked as `herald project fcm-relay` checks it; it is listed by
+/// its account, never its key, and removed; others only look.
+@Suite struct ConsoleFCMRelayTests {
+    @Test func R1_anAdminGivesChecksAndRemovesTheKey() async throws {
+        let server = try await ConsoleTests().serverWithAdmin()
+        let page = "/console/projects/test-project/credentials"
+        let pem = try _RSA.Signing.PrivateKey(keySize: .bits2048).pemRepresentation
+        let file = JSONValue.stringObject([
+            ("type", "service_account"), ("project_id", "google-app"), ("private_key_id", "k1"),
+            ("client_email", "relay@google-app.iam.gserviceaccount.com"),
+            ("token_uri", "https://oauth2.googleapis.com/token"), ("private_key", pem),
+        ]).rendered
+        @Sendable func form(_ text: String) -> String {
+            "key=" + (text.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        }
+        try await server.test { client in
+            var ada = ConsoleTests.Browser()
+            _ = try await ada.signIn(client, name: "ada", password: ConsoleTests.password)
+            #expect(String(buffer: try await ada.get(client, page).body).contains("None: a token Herald did not issue"))
+            let refused = try await ada.post(client, page + "/fcm-relay", "csrf=\(ada.csrf)&" + form(file))
+            #expect(refused.status == .forbidden)
+            var root = ConsoleTests.Browser()
+            _ = try await root.signIn(client, name: "root", password: ConsoleTests.password)
+            _ = try await root.get(client, page)
+            let wrong = try await root.post(client, page + "/fcm-relay", "csrf=\(root.csrf)&" + form("{}"))
+            #expect(String(buffer: wrong.body).contains("Not stored"))
+            #expect(try await server.store.fcmRelayCredential(projectID: "test-project") == nil)
+            let stored = String(
+                buffer: try await root.post(client, page + "/fcm-relay", "csrf=\(root.csrf)&" + form(file)).body)
+            #expect(stored.contains("relay@google-app.iam.gserviceaccount.com") && !stored.contains("PRIVATE KEY"))
+            #expect(
+                try await server.store.fcmRelayCredential(projectID: "test-project")?.googleProjectID == "google-app")
+            let removed = try await root.post(client, page + "/fcm-relay/remove", "csrf=\(root.csrf)")
+            #expect(String(buffer: removed.body).contains("Removed."))
+            #expect(try await server.store.fcmRelayCredential(projectID: "test-project") == nil)
         }
     }
 }

@@ -5,7 +5,7 @@ import Testing
 
 @testable import HeraldHandOffs
 
-/// The hand-off to FCM's pure rules (SEMANTICS R3, R4): the request a queue entry becomes,
+/// The hand-off to FCM's pure rules (SEMANTICS R3, R4, R7): the request a queue entry becomes,
 /// FCM's verdicts, the pacing after them, and the key file's checks.
 @Suite struct FCMRelayRulesTests {
     static func entry(stanza: [UInt8], expiresAt: Int64 = 100_000) -> QueuedMessage {
@@ -27,14 +27,20 @@ import Testing
 
     @Test func theMessageGoesAsWrittenToTheEntrysTokenWithTheTimeToLiveLeft() throws {
         let stanza = try Self.stanza(
-            #"{"topic":"news","data":{"k":"v"},"android":{"ttl":"100s","priority":"HIGH"},"apns":{"headers":{"a":"b"}}}"#
+            #"{"token":"old","data":{"k":"v"},"android":{"ttl":"100s","priority":"HIGH"},"apns":{"headers":{"a":"b"}}}"#
         )
         let request = FCMRequest(
             Self.entry(stanza: stanza), template: try FCMRequest.Template(stanza: stanza),
             now: Timestamp(milliseconds: 40_000))
         let message = try #require(try JSONParser.parse(request.body)["message"])
         #expect(message["token"]?.stringValue == "google:APA91bTOKEN")
-        #expect(message["topic"] == nil)
+        // A topic send handed to Google's topic (R7) keeps its topic and names no token.
+        let topic = try Self.stanza(#"{"topic":"news","data":{}}"#)
+        let toTopic = FCMRequest(
+            Self.entry(stanza: topic), template: try FCMRequest.Template(stanza: topic),
+            now: Timestamp(milliseconds: 0))
+        let topicMessage = try JSONParser.parse(toTopic.body)["message"]
+        #expect(topicMessage?["topic"]?.stringValue == "news" && topicMessage?["token"] == nil)
         #expect(message["android"]?["ttl"]?.stringValue == "60s")
         #expect(message["android"]?["priority"]?.stringValue == "HIGH")
         #expect(message["apns"]?["headers"]?["a"]?.stringValue == "b")
@@ -57,29 +63,29 @@ import Testing
     }
 
     @Test func googlesVerdictsMapBack() {
-        #expect(FCMVerdict(HTTP2Answer(status: 200, body: [])) == .delivered)
-        #expect(FCMVerdict(Self.answer(404, "UNREGISTERED")) == .unregistered(reason: "UNREGISTERED"))
+        #expect(HandOffVerdict(HTTP2Answer(status: 200, body: [])) == .delivered)
+        #expect(HandOffVerdict(Self.answer(404, "UNREGISTERED")) == .unregistered(reason: "UNREGISTERED"))
         #expect(
-            FCMVerdict(
+            HandOffVerdict(
                 Self.answer(
                     400, "INVALID_ARGUMENT", message: "The registration token is not a valid FCM registration token"))
                 == .unregistered(reason: "INVALID_ARGUMENT"))
         #expect(
-            FCMVerdict(Self.answer(400, "INVALID_ARGUMENT", message: "Invalid JSON"))
+            HandOffVerdict(Self.answer(400, "INVALID_ARGUMENT", message: "Invalid JSON"))
                 == .refused(reason: "INVALID_ARGUMENT"))
         #expect(
-            FCMVerdict(Self.answer(429, "QUOTA_EXCEEDED", retryAfter: "17"))
+            HandOffVerdict(Self.answer(429, "QUOTA_EXCEEDED", retryAfter: "17"))
                 == .retry(reason: "QUOTA_EXCEEDED", retryAfterSeconds: 17, atLeastSeconds: 60))
         #expect(
-            FCMVerdict(Self.answer(503, "UNAVAILABLE", retryAfter: "5"))
+            HandOffVerdict(Self.answer(503, "UNAVAILABLE", retryAfter: "5"))
                 == .retry(reason: "UNAVAILABLE", retryAfterSeconds: 5, atLeastSeconds: 0))
-        #expect(FCMVerdict(nil) == .retry(reason: "no answer", retryAfterSeconds: nil, atLeastSeconds: 0))
-        #expect(FCMVerdict(Self.answer(401)) == .renewToken)
-        #expect(FCMVerdict(Self.answer(401, "THIRD_PARTY_AUTH_ERROR")) == .renewToken)
+        #expect(HandOffVerdict(nil) == .retry(reason: "no answer", retryAfterSeconds: nil, atLeastSeconds: 0))
+        #expect(HandOffVerdict(Self.answer(401)) == .renewToken)
+        #expect(HandOffVerdict(Self.answer(401, "THIRD_PARTY_AUTH_ERROR")) == .renewToken)
         #expect(
-            FCMVerdict(Self.answer(403, "THIRD_PARTY_AUTH_ERROR"))
+            HandOffVerdict(Self.answer(403, "THIRD_PARTY_AUTH_ERROR"))
                 == .credentialRefused(reason: "THIRD_PARTY_AUTH_ERROR"))
-        #expect(FCMVerdict(Self.answer(403, "SENDER_ID_MISMATCH")) == .unregistered(reason: "SENDER_ID_MISMATCH"))
+        #expect(HandOffVerdict(Self.answer(403, "SENDER_ID_MISMATCH")) == .unregistered(reason: "SENDER_ID_MISMATCH"))
     }
 
     @Test func backoffHonoursRetryAfterAndTheQuotasMinuteWithJitter() {

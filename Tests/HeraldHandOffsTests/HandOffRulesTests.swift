@@ -10,21 +10,21 @@ import Testing
 /// request an entry becomes.
 @Suite struct HandOffRulesTests {
     @Test func apnsAnswersBecomeVerdictsAsAppleDocumentsThem() {
-        #expect(APNsVerdict(status: 200, reason: nil) == .delivered)
-        #expect(APNsVerdict(status: 410, reason: "Unregistered") == .unregistered(reason: "Unregistered"))
-        #expect(APNsVerdict(status: 400, reason: "BadDeviceToken") == .unregistered(reason: "BadDeviceToken"))
+        #expect(HandOffVerdict(status: 200, reason: nil) == .delivered)
+        #expect(HandOffVerdict(status: 410, reason: "Unregistered") == .unregistered(reason: "Unregistered"))
+        #expect(HandOffVerdict(status: 400, reason: "BadDeviceToken") == .unregistered(reason: "BadDeviceToken"))
         #expect(
-            APNsVerdict(status: 400, reason: "DeviceTokenNotForTopic")
+            HandOffVerdict(status: 400, reason: "DeviceTokenNotForTopic")
                 == .unregistered(reason: "DeviceTokenNotForTopic"))
-        #expect(APNsVerdict(status: 403, reason: "ExpiredProviderToken") == .renewToken)
+        #expect(HandOffVerdict(status: 403, reason: "ExpiredProviderToken") == .renewToken)
         #expect(
-            APNsVerdict(status: 403, reason: "InvalidProviderToken")
+            HandOffVerdict(status: 403, reason: "InvalidProviderToken")
                 == .credentialRefused(reason: "InvalidProviderToken"))
-        #expect(APNsVerdict(status: 403, reason: "BadCertificate") == .credentialRefused(reason: "BadCertificate"))
-        #expect(APNsVerdict(status: 429, reason: "TooManyRequests") == .retry(reason: "TooManyRequests"))
-        #expect(APNsVerdict(status: 503, reason: "ServiceUnavailable") == .retry(reason: "ServiceUnavailable"))
-        #expect(APNsVerdict(status: 413, reason: "PayloadTooLarge") == .refused(reason: "PayloadTooLarge"))
-        #expect(APNsVerdict(status: 400, reason: "BadPriority") == .refused(reason: "BadPriority"))
+        #expect(HandOffVerdict(status: 403, reason: "BadCertificate") == .credentialRefused(reason: "BadCertificate"))
+        #expect(HandOffVerdict(status: 429, reason: "TooManyRequests") == .retry(reason: "TooManyRequests"))
+        #expect(HandOffVerdict(status: 503, reason: "ServiceUnavailable") == .retry(reason: "ServiceUnavailable"))
+        #expect(HandOffVerdict(status: 413, reason: "PayloadTooLarge") == .refused(reason: "PayloadTooLarge"))
+        #expect(HandOffVerdict(status: 400, reason: "BadPriority") == .refused(reason: "BadPriority"))
     }
 
     @Test func aProviderTokenLivesFiftyMinutesAndIsNeverReplacedWithinTwenty() {

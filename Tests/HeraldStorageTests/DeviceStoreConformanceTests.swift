@@ -180,6 +180,57 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         await #expect(throws: StoreError.notFound("project")) { try await store.setAPNsCredential(unknown) }
     }
 
+    /// SEMANTICS R1: one key for the hand-off to FCM a project, replaced, removed, and
+    /// counted as a credentials change every node reloads.
+    @Test(arguments: Backend.allCases)
+    func R1_aProjectHoldsOneKeyForTheHandOffToFCM(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        func key(_ id: String) -> FCMRelayCredential {
+            FCMRelayCredential(
+                projectID: "alpha-project", googleProjectID: "google-\(id)", clientEmail: "relay@\(id).example",
+                privateKeyID: id, privateKeyPEM: "PEM \(id)", tokenURI: "https://oauth2.example/token",
+                createdAt: Timestamp(seconds: 7))
+        }
+        #expect(try await store.fcmRelayCredential(projectID: "alpha-project") == nil)
+        let revision = try await store.credentialsRevision()
+        try await store.setFCMRelayCredential(key("a"))
+        #expect(try await store.credentialsRevision() != revision)
+        try await store.setFCMRelayCredential(key("b"))
+        #expect(try await store.fcmRelayCredential(projectID: "alpha-project") == key("b"))
+        #expect(try await store.fcmRelayCredential(projectID: "beta") == nil)
+        #expect(try await store.removeFCMRelayCredential(projectID: "alpha-project"))
+        #expect(try await store.removeFCMRelayCredential(projectID: "alpha-project") == false)
+        #expect(try await store.fcmRelayCredential(projectID: "alpha-project") == nil)
+        var unknown = key("c")
+        unknown.projectID = "nobody"
+        await #expect(throws: StoreError.notFound("project")) { try await store.setFCMRelayCredential(unknown) }
+    }
+
+    /// SEMANTICS R1, R3: a token handed to FCM is kept as such, its entries are claimed for
+    /// FCM, and FCM's taking one is its `handed_off` event.
+    @Test(arguments: Backend.allCases)
+    func R1_aTokenHandedToFCMIsStoredAndItsEntriesClaimed(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        try await store.createDevice(Device(androidID: 9, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+        try await store.createRegistration(
+            Registration.relayedToFCM(
+                token: "g:APA91bGOOGLE", projectID: "alpha-project", sender: "1", androidID: 9,
+                at: Timestamp(seconds: 2)))
+        #expect(try await store.registration(token: "g:APA91bGOOGLE")?.isRelayedToFCM == true)
+        #expect(try await store.registration(token: "g:APA91bGOOGLE")?.apns == nil)
+        var entry = queued("r1", device: 9, expires: 10_000)
+        entry.token = "g:APA91bGOOGLE"
+        try await store.appendMessages([], queue: [entry])
+        let claimed = try await store.claimHandOffs(
+            limit: 10, now: Timestamp(seconds: 200), until: Timestamp(seconds: 230))
+        #expect(claimed.map(\.entry.persistentID) == ["r1"] && claimed.first?.destination == .fcm)
+        // FCM's 200 is the message's `handed_off` event (E1), counted as delivered.
+        #expect(try await store.acknowledge(batch: [9: ["r1"]]) == 1)
+        let events = try await store.events(
+            projectID: "alpha-project", after: 0, limit: 10, filter: EventFilter(messageID: "r1"))
+        #expect(events.map(\.type) == [.handedOff])
+    }
+
     @Test(arguments: Backend.allCases)
     func aRotatedSecretKeepsThePreviousOneForAnHour(_ backend: Backend) async throws {
         let store = try await prepared(backend)

@@ -7,10 +7,7 @@ extension PostgresStore {
     public func setAPNsCredential(_ credential: APNsCredential) async throws {
         let row = APNsCredentialRow(credential)
         try await transaction { connection in
-            guard
-                try await !self.rows("SELECT 1 FROM projects WHERE id = \(credential.projectID)", on: connection)
-                    .isEmpty
-            else { throw StoreError.notFound("project") }
+            try await self.requireProject(credential.projectID, on: connection)
             try await self.run(
                 """
                 INSERT INTO apns_credentials
@@ -23,6 +20,14 @@ extension PostgresStore {
                     secret = excluded.secret, password = excluded.password, created_at = excluded.created_at
                 """, on: connection)
             try await self.bumpRevision(connection)
+        }
+    }
+
+    /// Throws `StoreError.notFound("project")` unless the project exists: a credential is set
+    /// only for one.
+    func requireProject(_ projectID: String, on connection: PostgresConnection) async throws {
+        guard try await !rows("SELECT 1 FROM projects WHERE id = \(projectID)", on: connection).isEmpty else {
+            throw StoreError.notFound("project")
         }
     }
 

@@ -6,10 +6,7 @@ import PostgresNIO
 extension PostgresStore {
     public func setFCMRelayCredential(_ credential: FCMRelayCredential) async throws {
         try await transaction { connection in
-            guard
-                try await !self.rows("SELECT 1 FROM projects WHERE id = \(credential.projectID)", on: connection)
-                    .isEmpty
-            else { throw StoreError.notFound("project") }
+            try await self.requireProject(credential.projectID, on: connection)
             try await self.run(
                 """
                 INSERT INTO fcm_relay_credentials

@@ -7,10 +7,7 @@ extension SQLiteStore {
     public func setAPNsCredential(_ credential: APNsCredential) async throws {
         let row = APNsCredentialRow(credential)
         try await write { db in
-            guard
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [credential.projectID])
-                    ?? false
-            else { throw StoreError.notFound("project") }
+            try Self.requireProject(credential.projectID, db)
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO apns_credentials
@@ -23,6 +20,13 @@ extension SQLiteStore {
                 ])
             try Self.bumpRevision(db)
         }
+    }
+
+    /// Throws `StoreError.notFound("project")` unless the project exists: a credential is set
+    /// only for one.
+    static func requireProject(_ projectID: String, _ db: Database) throws {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [projectID]) ?? false
+        else { throw StoreError.notFound("project") }
     }
 
     public func apnsCredentials(projectID: String) async throws -> [APNsCredential] {

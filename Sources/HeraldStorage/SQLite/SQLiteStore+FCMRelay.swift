@@ -6,10 +6,7 @@ public import HeraldCore
 extension SQLiteStore {
     public func setFCMRelayCredential(_ credential: FCMRelayCredential) async throws {
         try await write { db in
-            guard
-                try Bool.fetchOne(db, sql: "SELECT 1 FROM projects WHERE id = ?", arguments: [credential.projectID])
-                    ?? false
-            else { throw StoreError.notFound("project") }
+            try Self.requireProject(credential.projectID, db)
             try db.execute(
                 sql: """
                     INSERT OR REPLACE INTO fcm_relay_credentials

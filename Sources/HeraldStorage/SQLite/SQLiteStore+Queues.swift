@@ -115,7 +115,9 @@ extension SQLiteStore {
                         key: DeliveryStatKey(
                             projectID: row.text(0), at: Timestamp(milliseconds: row.int64(1)), appID: row.text(2),
                             label: row.text(3)),
-                        fact: DeliveryFact(messageID: row.text(9), token: row.text(6), eachKept: row.int64(10) != 0)))
+                        fact: DeliveryFact(
+                            messageID: row.text(9), token: row.text(6), eachKept: row.int64(10) != 0,
+                            isHandOff: Device.isHandOff(UInt64(bitPattern: row.int64(7))))))
             }
             guard !row.text(5, equals: "") else { return }  // no receipt asked for
             if row.text(0, equals: "") {

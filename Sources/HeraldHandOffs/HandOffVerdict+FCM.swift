@@ -1,31 +1,21 @@
 import HeraldCore
 
-/// What FCM's answer to one hand-off means for its entry (SEMANTICS R4), by the status and
-/// the `FcmError` code of FCM's v1 errors.
-enum FCMVerdict: Sendable, Equatable {
-    /// 200: FCM took it; the entry is delivered.
-    case delivered
-    /// The token is gone or was never one (`UNREGISTERED`, `INVALID_ARGUMENT` about the
-    /// token, `SENDER_ID_MISMATCH`): its registration is deleted, so the next send to it is
-    /// `UNREGISTERED` at once.
-    case unregistered(reason: String)
-    /// Try again no sooner than `atLeastSeconds` or FCM's `Retry-After`, with backoff
-    /// (`QUOTA_EXCEEDED`, `UNAVAILABLE`, `INTERNAL`, no answer).
-    case retry(reason: String, retryAfterSeconds: Int64?, atLeastSeconds: Int64)
-    /// The access token was not taken (401): make a new one, then try again.
-    case renewToken
-    /// FCM refuses the project's key (`THIRD_PARTY_AUTH_ERROR`, `PERMISSION_DENIED`): the
-    /// project's hand-offs wait until it changes, with a probe now and then.
-    case credentialRefused(reason: String)
-    /// FCM refuses this message for good (`INVALID_ARGUMENT` about the message): it is dropped.
-    case refused(reason: String)
-
+/// FCM's answers (SEMANTICS R4), by the status and the `FcmError` code of FCM's v1 errors:
+/// `UNREGISTERED`, `SENDER_ID_MISMATCH` and an `INVALID_ARGUMENT` about the registration
+/// token retire the token; `QUOTA_EXCEEDED`, `UNAVAILABLE`, `INTERNAL` and no answer are tried
+/// again; `THIRD_PARTY_AUTH_ERROR` and `PERMISSION_DENIED` refuse the project's key.
+extension HandOffVerdict {
     /// Google's least wait after a message-rate `QUOTA_EXCEEDED`.
     static let quotaBackoffSeconds: Int64 = 60
 
     init(_ answer: HTTP2Answer?) {
         guard let answer else {
             self = .retry(reason: "no answer", retryAfterSeconds: nil, atLeastSeconds: 0)
+            return
+        }
+        guard answer.status != 200 else {
+            // Most answers: their body (the message's name at FCM) is not read.
+            self = .delivered
             return
         }
         let error = (try? JSONParser.parse(answer.body))?["error"]
@@ -54,18 +44,6 @@ enum FCMVerdict: Sendable, Equatable {
             self = .retry(
                 reason: code.isEmpty ? "HTTP \(answer.status)" : code, retryAfterSeconds: answer.retryAfterSeconds,
                 atLeastSeconds: 0)
-        }
-    }
-
-    /// The metric label of a verdict.
-    var outcome: String {
-        switch self {
-        case .delivered: "delivered"
-        case .unregistered: "unregistered"
-        case .retry: "retry"
-        case .renewToken: "renew_token"
-        case .credentialRefused: "credential_refused"
-        case .refused: "refused"
         }
     }
 }
