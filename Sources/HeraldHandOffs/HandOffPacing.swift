@@ -2,7 +2,8 @@ public import HeraldCore
 
 /// When one project's hand-offs to another push service (one APNs environment, or FCM) may
 /// go (SEMANTICS A3, R4): after failures to reach it, a backoff that doubles up to
-/// `maximumBackoffSeconds`, longer when the service says so (`Retry-After`); after it
+/// `maximumBackoffSeconds`, longer when the service says so (`Retry-After`), during which
+/// none of the project's entries go, new ones included; after it
 /// refuses the project's credential, nothing with that credential until it changes or
 /// `probeAfterSeconds` pass, the entries looking again every `pausedRecheckSeconds` to see
 /// whether it changed. A pure value: the forwarder asks it and tells it what happened.
@@ -18,9 +19,11 @@ public struct HandOffPacing<Credential: Hashable & Sendable>: Sendable, Equatabl
         case wait(until: Timestamp, reason: String)
     }
 
-    /// Failures to reach APNs in a row.
+    /// Failures to reach the service in a row.
     public private(set) var failures = 0
-    /// The credential APNs refused, why, and when to try it again.
+    /// Until when the last failure holds the project's entries back.
+    public private(set) var resumeAt: Timestamp?
+    /// The credential the service refused, why, and when to try it again.
     public private(set) var refused: (credential: Credential?, reason: String, probeAt: Timestamp)?
 
     public init() {}
@@ -30,6 +33,7 @@ public struct HandOffPacing<Credential: Hashable & Sendable>: Sendable, Equatabl
         if let refused, refused.credential == credential, now < refused.probeAt {
             return .wait(until: now.adding(seconds: Self.pausedRecheckSeconds), reason: refused.reason)
         }
+        if let resumeAt, now < resumeAt { return .wait(until: resumeAt, reason: "backing off") }
         return .send
     }
 
@@ -44,6 +48,7 @@ public struct HandOffPacing<Credential: Hashable & Sendable>: Sendable, Equatabl
     /// Notes a batch that reached the service (any answer but a failure to connect or a 429/5xx).
     public mutating func reached() {
         failures = 0
+        resumeAt = nil
         refused = nil
     }
 
@@ -57,11 +62,14 @@ public struct HandOffPacing<Credential: Hashable & Sendable>: Sendable, Equatabl
         let backoff = min(Self.maximumBackoffSeconds, Int64(1) << min(failures - 1, 10))
         let stretched = backoff * 1000 + Int64(Double(backoff * 500) * min(max(jitter, 0), 1))
         let milliseconds = max(stretched, (retryAfterSeconds ?? 0) * 1000, atLeastSeconds * 1000)
-        return Timestamp(milliseconds: now.milliseconds + milliseconds)
+        let resume = Timestamp(milliseconds: now.milliseconds + milliseconds)
+        resumeAt = resume
+        return resume
     }
 
     public static func == (lhs: HandOffPacing, rhs: HandOffPacing) -> Bool {
-        lhs.failures == rhs.failures && lhs.refused?.credential == rhs.refused?.credential
+        lhs.failures == rhs.failures && lhs.resumeAt == rhs.resumeAt
+            && lhs.refused?.credential == rhs.refused?.credential
             && lhs.refused?.reason == rhs.refused?.reason && lhs.refused?.probeAt == rhs.refused?.probeAt
     }
 }

@@ -95,6 +95,13 @@ import Testing
         #expect(pacing.failed(now: now, retryAfterSeconds: 90, atLeastSeconds: 60) == now.adding(seconds: 90))
         let jittered = pacing.failed(now: now, jitter: 1)
         #expect(jittered == now.adding(milliseconds: 6000))
+        // Until then none of the project's entries go, new ones included; a reached service frees them.
+        #expect(
+            pacing.admission(credential: nil, now: now.adding(seconds: 5))
+                == .wait(until: jittered, reason: "backing off"))
+        #expect(pacing.admission(credential: nil, now: jittered) == .send)
+        pacing.reached()
+        #expect(pacing.admission(credential: nil, now: now) == .send)
     }
 
     @Test func aKeyFileIsCheckedBeforeItIsKept() throws {
