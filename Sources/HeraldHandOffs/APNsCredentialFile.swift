@@ -8,14 +8,8 @@ import X509
 /// a `.p8` signing key with its ids, or a client certificate (PEM with its key, or PKCS#12
 /// with its password). Nothing of the key is ever put in an error.
 public enum APNsCredentialFile {
-    /// Why an upload is refused; `description` says it to the operator.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public var description: String
-
-        public init(_ description: String) {
-            self.description = description
-        }
-    }
+    /// Why an upload is refused.
+    public typealias Failure = CredentialFileFailure
 
     /// The subject attribute Apple puts the bundle id in (UID).
     static let userID = try! ASN1ObjectIdentifier(dotRepresentation: "0.9.2342.19200300.100.1.1")

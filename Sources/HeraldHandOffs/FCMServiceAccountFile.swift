@@ -6,14 +6,8 @@ import _CryptoExtras
 /// `client_email`, `private_key_id`, an RSA `private_key` in PEM and an http(s) `token_uri`.
 /// Nothing of the key is ever put in an error.
 public enum FCMServiceAccountFile {
-    /// Why a key file is refused; `description` says it to the operator.
-    public struct Failure: Error, Sendable, Equatable, CustomStringConvertible {
-        public var description: String
-
-        public init(_ description: String) {
-            self.description = description
-        }
-    }
+    /// Why an upload is refused.
+    public typealias Failure = CredentialFileFailure
 
     /// The largest file taken: Google's key files are about 2.3 KiB.
     public static let maximumFileBytes = 64 * 1024
