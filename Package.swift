@@ -203,6 +203,7 @@ let package = Package(
                 "HeraldStorage",
                 "HeraldHTTP",
                 "HeraldHandOffs",
+                "HeraldProtocol",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdAuth", package: "hummingbird-auth"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),

@@ -3,6 +3,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shutil
 import signal
 import socket
@@ -10,6 +11,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 
 import firebase_admin
@@ -17,6 +19,37 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERALD = os.environ.get("HERALD_BIN", os.path.join(ROOT, ".build", "debug", "herald"))
+
+
+def wait_for(condition, timeout=30, interval=0.05):
+    """Polls `condition` until it answers something true, which it returns; fails after `timeout` seconds."""
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        value = condition()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("timed out")
+
+
+def counter(metrics, name, label=""):
+    """The sum of a Prometheus counter's series in `metrics`, those carrying `label` when given."""
+    pattern = re.compile(rf"^{name}\{{[^}}]*{label}[^}}]*\}} ([0-9.e+]+)$" if label
+                         else rf"^{name}(?:\{{[^}}]*\}})? ([0-9.e+]+)$")
+    return sum(float(m.group(1)) for line in metrics.splitlines() if (m := pattern.match(line)))
+
+
+def event_types(server, project, name, app):
+    """The types of the events of the message `name` (a send's answer), read with `app`'s
+    credential; None until there is more than its acceptance."""
+    message_id = name.rsplit("/", 1)[1]
+    access_token = app.credential.get_access_token().access_token
+    request = urllib.request.Request(
+        f"{server.url}/v1/projects/{project}/messages/{urllib.parse.quote(message_id, safe='')}/events",
+        headers={"Authorization": f"Bearer {access_token}"})
+    with urllib.request.urlopen(request, timeout=10) as response:
+        types = [event["type"] for event in json.load(response)["events"]]
+    return types if len(types) > 1 else None
 
 
 def free_port():

@@ -16,22 +16,12 @@ from firebase_admin import messaging
 
 import herald_sdk
 from apns_simulator import APNsSimulator, make_p8
-from conftest import HERALD, HeraldServer
+from conftest import HERALD, HeraldServer, wait_for
 
 TEAM = "TEAM123456"
 KEY_ID = "KEY1234567"
 BUNDLE = "com.example.ios"
 PROJECT = "apns-handoff"
-
-
-def wait_for(condition, timeout=30, interval=0.05):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out")
 
 
 def post(url, body, headers):

@@ -4,34 +4,17 @@ Herald's `--fcm-url` points at its drop-in HTTPS listener (HTTP/2), and a device
 with it holds a token the first Herald has never seen. firebase-admin sends to the first."""
 import json
 import os
-import re
 import signal
-import subprocess
 import time
 
 import pytest
-from firebase_admin import exceptions, messaging
+from firebase_admin import messaging
 
 import herald_sdk
-from conftest import HERALD, HeraldDevice, HeraldServer, free_port
+from conftest import HeraldDevice, HeraldServer, counter, event_types, free_port, wait_for
 
 APP = "relay-app"
 GOOGLE = "relay-google"
-
-
-def wait_for(condition, timeout=30, interval=0.1):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        value = condition()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError("timed out")
-
-
-def counter(metrics, name, label=""):
-    pattern = re.compile(rf"^{name}\{{[^}}]*{label}[^}}]*\}} ([0-9.e+]+)$" if label else rf"^{name}(?:\{{[^}}]*\}})? ([0-9.e+]+)$")
-    return sum(float(m.group(1)) for line in metrics.splitlines() if (m := pattern.match(line)))
 
 
 class Relay:
@@ -97,24 +80,11 @@ def test_a_notification_and_a_data_message_reach_a_device_of_google_with_android
         # Herald's own id answered at once; the hand-off is an event of the message.
         wait_for(lambda: counter(relay.herald.metrics(), "herald_fcm_hand_offs_total", 'outcome="delivered"') >= 2)
         # The hand-off is an event of the message, and the deleted token's wait ends as one too.
-        assert wait_for(lambda: message_events(relay, name)) == ["accepted", "handed_off"]
+        assert wait_for(lambda: event_types(relay.herald, APP, name, relay.app)) == ["accepted", "handed_off"]
         # One access token serves every hand-off.
         assert counter(relay.google.metrics(), "herald_http_requests_total", 'route="/token"') == 1
     finally:
         device.stop()
-
-
-def message_events(relay, name):
-    import urllib.parse
-    import urllib.request
-    message_id = name.rsplit("/", 1)[1]
-    access_token = relay.app.credential.get_access_token().access_token
-    request = urllib.request.Request(
-        f"{relay.herald.url}/v1/projects/{APP}/messages/{urllib.parse.quote(message_id, safe='')}/events",
-        headers={"Authorization": f"Bearer {access_token}"})
-    with urllib.request.urlopen(request, timeout=10) as response:
-        types = [event["type"] for event in json.load(response)["events"]]
-    return types if len(types) > 1 else None
 
 
 def test_a_deleted_token_at_google_is_unregistered_on_the_next_send(relay):

@@ -229,6 +229,13 @@ extension ConsolePages {
         <button type="submit">Store, replacing the project's key</button></form>
         <p>Herald checks the key, <code>client_email</code>, <code>project_id</code> and <code>token_uri</code> before storing it, and shows the account, never the key.</p>{{/admin}}
         </section>
+        <section aria-labelledby="web-push-key">
+        <h2 id="web-push-key">Browsers, through their own push service</h2>
+        {{#webPushKey}}<p>The project's Web Push key, which the web app gives <code>getToken</code> as <code>vapidKey</code>: <code>{{webPushKey}}</code></p>{{/webPushKey}}
+        {{^webPushKey}}<p>None yet: a browser that keeps its own push service cannot be registered.</p>
+        {{#admin}}<form method="post" action="/console/projects/{{project}}/credentials/web-push-key">
+        <input type="hidden" name="csrf" value="{{csrf}}"><button type="submit">Make the project's Web Push key</button></form>{{/admin}}{{/webPushKey}}
+        </section>
         <section aria-labelledby="webhooks">
         <h2 id="webhooks">Webhooks</h2>
         {{^webhooksNone}}<table><thead><tr><th scope="col">Webhook</th><th scope="col">URL</th><th scope="col">Events</th><th scope="col">State</th><th scope="col">Last errors</th></tr></thead>

@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldHTTP
 import HeraldHandOffs
+import HeraldProtocol
 import HeraldStorage
 import Hummingbird
 import NIOCore
@@ -16,7 +17,7 @@ import NIOPosix
 /// It lists the project's webhooks, a paused one with its last errors, which an admin resumes.
 struct CredentialRoutes {
     let directory: CredentialDirectory
-    let store: any CredentialStore & APNsCredentialStore & FCMRelayCredentialStore & WebhookStore
+    let store: any CredentialStore & APNsCredentialStore & FCMRelayCredentialStore & WebPushKeyStore & WebhookStore
     let clock: any HeraldClock
     /// The ids a webhook's position is shown with: the store's count tells of other projects.
     let eventIDs: EventIDs
@@ -60,6 +61,14 @@ struct CredentialRoutes {
                 "console fcm relay key removed",
                 metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)"])
             return try await page(opened, status: removed ? "Removed." : "There was none.")
+        }
+        pages.post("projects/:project/credentials/web-push-key") { _, context in
+            let opened = try administered(context)
+            let key = try await store.keepWebPushKey(VAPID.makeKey(projectID: opened.project.id, at: clock.now()))
+            context.logger.notice(
+                "console web push key made",
+                metadata: ["user": "\(opened.user.name)", "project": "\(opened.project.id)"])
+            return try await page(opened, status: "The project's Web Push key: \(key.applicationServerKey).")
         }
         pages.post("projects/:project/credentials/webhooks/:webhook/resume") { _, context in
             let opened = try administered(context)
@@ -209,6 +218,7 @@ struct CredentialRoutes {
         values["apns"] = apns.map { ["summary": $0.summary, "kind": $0.kind.rawValue] as [String: Any] }
         values["apnsNone"] = apns.isEmpty
         values["fcmRelay"] = try await store.fcmRelayCredential(projectID: project.id)?.summary
+        values["webPushKey"] = try await store.webPushKey(projectID: project.id)?.applicationServerKey
         let webhooks = try await store.webhooks(projectID: project.id)
         values["webhooks"] = webhooks.map { webhook -> [String: Any] in
             [

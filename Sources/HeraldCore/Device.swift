@@ -97,6 +97,9 @@ public struct Registration: Sendable, Hashable {
     public var apns: APNsAddress?
     /// Whether the token is one Herald did not issue, whose messages go to FCM (SEMANTICS R1).
     public var isRelayedToFCM: Bool
+    /// The endpoint at the browser's own push service, for a web registration whose messages
+    /// are handed there as Web Push (SEMANTICS W1).
+    public var webPushEndpoint: String?
     public var createdAt: Timestamp
     /// When the app instance was uninstalled or its token deleted (SEMANTICS L6).
     public var deletedAt: Timestamp?
@@ -104,10 +107,12 @@ public struct Registration: Sendable, Hashable {
     public init(
         token: String, kind: Kind, projectID: String?, sender: String, appID: String, subtype: String?,
         platform: Platform, androidID: UInt64, installationID: String? = nil, webKeys: WebPushKeys? = nil,
-        apns: APNsAddress? = nil, isRelayedToFCM: Bool = false, createdAt: Timestamp, deletedAt: Timestamp? = nil
+        apns: APNsAddress? = nil, isRelayedToFCM: Bool = false, webPushEndpoint: String? = nil, createdAt: Timestamp,
+        deletedAt: Timestamp? = nil
     ) {
         self.apns = apns
         self.isRelayedToFCM = isRelayedToFCM
+        self.webPushEndpoint = webPushEndpoint
         self.token = token
         self.kind = kind
         self.projectID = projectID
@@ -128,13 +133,28 @@ public struct Registration: Sendable, Hashable {
         SecureRandom.token(bytes: 16) + ":APA91b" + SecureRandom.token(bytes: 32)
     }
 
-    /// Whether the app instance's messages are handed to another push service (APNs, FCM)
-    /// rather than read by a connection to Herald.
-    public var isHandedOff: Bool { apns != nil || isRelayedToFCM }
+    /// Whether the app instance's messages are handed to another push service (APNs, FCM, a
+    /// browser's) rather than read by a connection to Herald.
+    public var isHandedOff: Bool { apns != nil || isRelayedToFCM || webPushEndpoint != nil }
 
     /// What the stores keep in a registration's hand-off column (`apns`): the APNs address's
-    /// tuple, `fcmColumn` for a token handed to FCM, or nothing.
-    public var handOffColumn: String? { apns?.tuple ?? (isRelayedToFCM ? Self.fcmColumn : nil) }
+    /// tuple, `fcmColumn` for a token handed to FCM, the endpoint (an `https` URL) of one
+    /// handed to a browser's push service, or nothing.
+    public var handOffColumn: String? {
+        apns?.tuple ?? (isRelayedToFCM ? Self.fcmColumn : webPushEndpoint)
+    }
+
+    /// Reads a hand-off column back into the registration's APNs address, FCM flag or endpoint.
+    public mutating func setHandOff(column: String?) {
+        guard let column else { return }
+        if column == Self.fcmColumn {
+            isRelayedToFCM = true
+        } else if column.hasPrefix("https://") {
+            webPushEndpoint = column
+        } else {
+            apns = APNsAddress(tuple: column)
+        }
+    }
     /// The token of the registration that hands a project's topic and condition sends to
     /// Google's (SEMANTICS R7): not a registration token's shape, so no sender can name it.
     public static func fcmTopicsToken(projectID: String) -> String { "fcm-topics/" + projectID }

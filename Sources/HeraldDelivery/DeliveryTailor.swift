@@ -217,7 +217,7 @@ public enum DeliveryTailor {
         if let link = body["webpush"]?["fcm_options"]?["link"] {
             members.append((key: "fcmOptions", value: .object([(key: "link", value: link)])))
         }
-        if let collapseKey = context.options.collapseKey {
+        if let collapseKey = context.options.collapseKey, !collapseKey.isEmpty {
             members.append((key: "collapse_key", value: .string(collapseKey)))
         }
         return .object(members)
@@ -233,6 +233,18 @@ public enum DeliveryTailor {
             coding: coding)
         stanza.rawData = .init(sealed.ciphertext)
         var items: [McsProto_AppData] = []
+        if context.registration.webPushEndpoint != nil {
+            // SEMANTICS W2: what the browser's push service takes, and the headers the sender chose.
+            guard sealed.ciphertext.count <= WebPushEncryption.maximumBodyBytes else {
+                throw .tooLarge(bytes: sealed.ciphertext.count)
+            }
+            for member in message.body["webpush"]?["headers"]?.objectMembers ?? [] {
+                let name = member.key.lowercased()
+                if name == "urgency" || name == "topic", let value = member.value.stringValue {
+                    items.append(appData(name, value))
+                }
+            }
+        }
         if coding == .aesgcm {
             items.append(appData("crypto-key", "dh=" + Base64URL.encodePadded(sealed.senderPublicKey)))
             items.append(appData("encryption", "salt=" + Base64URL.encodePadded(sealed.salt)))

@@ -159,6 +159,10 @@ public final class Dispatcher: Sendable {
             plan = try await planner.plan(
                 message, id: id, registration: registration, project: project, now: now,
                 lastConnected: recipient.lastConnectedAt)
+        } catch WebPushEncryption.Failure.tooLarge(let bytes) {
+            throw HeraldError.invalidArgument(
+                "The message is \(bytes) bytes once encrypted for the browser's push service, over its "
+                    + "\(WebPushEncryption.maximumBodyBytes).")
         } catch let error as WebPushEncryption.Failure {
             logger.error(
                 "registration keys unusable",
@@ -220,9 +224,7 @@ public final class Dispatcher: Sendable {
     private func relayed(_ token: String, project: Project, message: HeraldCore.Message, now: Timestamp) async throws
         -> Recipient
     {
-        var device = Device.makeHandOff(at: now)
-        while try await store.device(androidID: device.androidID) != nil { device = Device.makeHandOff(at: now) }
-        try await store.createDevice(device)
+        let device = try await store.createHandOffDevice(at: now)
         let registration = Registration.relayedToFCM(
             token: token, projectID: project.id, sender: String(project.number), androidID: device.androidID, at: now)
         do {

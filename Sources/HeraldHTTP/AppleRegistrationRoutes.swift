@@ -80,9 +80,7 @@ struct AppleRegistrationRoutes {
             return known
         }
         let now = environment.clock.now()
-        var device = Device.makeHandOff(at: now)
-        while try await store.device(androidID: device.androidID) != nil { device = Device.makeHandOff(at: now) }
-        try await store.createDevice(device)
+        let device = try await store.createHandOffDevice(at: now)
         let registration = Registration(
             token: Registration.makeToken(), kind: .app, projectID: project.id, sender: String(project.number),
             appID: bundleID, subtype: nil, platform: .apple, androidID: device.androidID,

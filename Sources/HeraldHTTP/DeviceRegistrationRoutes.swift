@@ -330,16 +330,25 @@ struct DeviceRegistrationRoutes {
     /// Makes a web app token whose messages ride the push channel `endpoint` names and are
     /// encrypted for `p256dh` and `auth`; each argument comes with the field name its error names.
     /// The project must be one the channel may carry (`WebChannelBinding`); `authorization`
-    /// may prove the caller is the channel's device (`AidLogin`).
+    /// may prove the caller is the channel's device (`AidLogin`). An endpoint at a browser's
+    /// own push service makes a token whose messages are handed there (SEMANTICS W1).
     private func createWebRegistration(
         project: Project, installationID: String?, endpoint: (String?, String), p256dh: (String?, String),
         auth: (String?, String), coding: (String, String), applicationPubKey: String? = nil, authorization: String?
     ) async throws -> Registration {
-        guard let channelToken = endpoint.0?.split(separator: "/").last.map(String.init),
-            let channel = try await environment.store.registration(token: channelToken), channel.kind == .webChannel,
-            channel.deletedAt == nil
+        let channelToken = endpoint.0?.split(separator: "/").last.map(String.init)
+        guard let channelToken, let channel = try await environment.store.registration(token: channelToken),
+            channel.kind == .webChannel, channel.deletedAt == nil
         else {
-            throw HeraldError.invalidField(endpoint.1, "The endpoint does not name a push channel of this server.")
+            if let address = endpoint.0, environment.webPushServices.host(of: address) != nil {
+                return try await createHandedOffWebRegistration(
+                    project: project, installationID: installationID, endpoint: (address, endpoint.1),
+                    keys: try webPushKeys(p256dh: p256dh, auth: auth, coding: ("aes128gcm", coding.1)),
+                    applicationPubKey: applicationPubKey)
+            }
+            throw HeraldError.invalidField(
+                endpoint.1,
+                "The endpoint does not name a push channel of this server or a browser push service it knows.")
         }
         try await checkBinding(
             of: channel, to: project, applicationPubKey: applicationPubKey, authorization: authorization)
@@ -349,6 +358,55 @@ struct DeviceRegistrationRoutes {
             installationID: installationID, webKeys: try webPushKeys(p256dh: p256dh, auth: auth, coding: coding),
             createdAt: environment.clock.now())
         try await environment.store.createRegistration(registration)
+        return registration
+    }
+
+    /// A web app token whose messages are handed to the browser's own push service at
+    /// `endpoint` (SEMANTICS W1): the endpoint's host must be reachable as a webhook target is,
+    /// and the subscription made with the project's application server key, which signs them.
+    private func createHandedOffWebRegistration(
+        project: Project, installationID: String?, endpoint: (String, String), keys: WebPushKeys,
+        applicationPubKey: String?
+    ) async throws -> Registration {
+        if let refusal = environment.webPushAddressRefusal(endpoint.0) {
+            environment.metrics.increment("herald_registrations_refused_total", [("reason", "web-push-address")])
+            throw HeraldError.invalidField(endpoint.1, "The endpoint's push service may not be reached: \(refusal).")
+        }
+        guard let key = try await environment.store.webPushKey(projectID: project.id) else {
+            throw HeraldError(
+                status: .failedPrecondition,
+                message:
+                    "The project has no Web Push key yet; `herald project web-push-key \(project.id)` makes and shows it."
+            )
+        }
+        if let applicationPubKey, Base64URL.decode(applicationPubKey) != key.publicKey {
+            environment.metrics.increment("herald_registrations_refused_total", [("reason", "web-push-key")])
+            throw HeraldError.invalidField(
+                "web.applicationPubKey",
+                "The subscription must be made with the project's Web Push key, \(key.applicationServerKey) "
+                    + "(getToken's vapidKey).")
+        }
+        let now = environment.clock.now()
+        // The web app's Firebase app id, which notification messages collapse by (D2).
+        var appID = ""
+        if let installationID,
+            let installation = try await environment.store.installation(
+                fid: installationID, projectID: project.id)
+        {
+            appID = installation.appID
+        }
+        let device = try await environment.store.createHandOffDevice(at: now)
+        let registration = Registration(
+            token: Registration.makeToken(), kind: .app, projectID: project.id, sender: String(project.number),
+            appID: appID, subtype: nil, platform: .web, androidID: device.androidID, installationID: installationID,
+            webKeys: keys, webPushEndpoint: endpoint.0, createdAt: now)
+        try await environment.store.createRegistration(registration)
+        environment.logger.info(
+            "web registration handed to its push service",
+            metadata: [
+                "project": "\(project.id)", "token": "\(Registration.redacted(registration.token))",
+                "service": "\(WebOrigin.of(endpoint.0))",
+            ])
         return registration
     }
 

@@ -40,6 +40,11 @@ public struct HTTPEnvironment: Sendable {
     public let passwordChecks = ConcurrencyGate(limit: 2)
     /// The ids events are given outside the store (SEMANTICS E4).
     public var eventIDs: EventIDs
+    /// The browsers' push services web registrations may name (SEMANTICS W1).
+    public var webPushServices = WebPushServices()
+    /// Why an endpoint at one of them may not be reached; the node checks its addresses as
+    /// webhook targets are checked. Until it is given, every one is refused.
+    public var webPushAddressRefusal: @Sendable (String) -> String? = { _ in "no address policy" }
 
     public init(
         store: any HeraldStore, directory: CredentialDirectory, tokens: AccessTokens, dispatcher: Dispatcher,
@@ -71,6 +76,7 @@ public struct HTTPEnvironment: Sendable {
     public var registration: RegistrationEnvironment {
         RegistrationEnvironment(
             store: store, directory: directory, authenticator: authenticator, tokens: tokens, quotas: quotas,
-            deviceRequests: deviceRequests, clock: clock, metrics: metrics, logger: logger)
+            deviceRequests: deviceRequests, clock: clock, metrics: metrics, logger: logger,
+            webPushServices: webPushServices, webPushAddressRefusal: webPushAddressRefusal)
     }
 }

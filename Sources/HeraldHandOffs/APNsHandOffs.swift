@@ -12,15 +12,24 @@ final class APNsHandOffs: Sendable {
     struct PoolKey: Hashable {
         var projectID: String
         var isSandbox: Bool
+
+        var environmentName: String { isSandbox ? "development" : "production" }
     }
 
     private let environment: HandOffEnvironment
-    private let pacing = Mutex<[PoolKey: HandOffPacing<APNsCredential>]>([:])
+    private let lane: HandOffLane<PoolKey, APNsCredential>
     private let connections = Mutex<[PoolKey: APNsConnection]>([:])
-    private let credentials = Mutex<[String: (readAt: Timestamp, credentials: [APNsCredential])]>([:])
+    private let credentials = CredentialCache<[APNsCredential]>()
 
     init(environment: HandOffEnvironment) {
         self.environment = environment
+        lane = HandOffLane(
+            naming: .init(
+                metric: "apns", refusalLine: "apns refuses the project's credential; its messages wait",
+                goneLine: "apns app instance unregistered",
+                refusalError: { key, reason in "APNs refused the \(key.environmentName) credential: \(reason)." },
+                metadata: { key in ["environment": "\(key.environmentName)"] }),
+            environment: environment)
     }
 
     func shutdown() async {
@@ -29,92 +38,27 @@ final class APNsHandOffs: Sendable {
 
     /// Sends one project's entries for one environment, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> HandOffOutcome {
-        var outcome = HandOffOutcome()
         let credential = await credential(for: key, now: now)
-        let admission = pacing.withLock {
-            $0[key, default: HandOffPacing<APNsCredential>()].admission(credential: credential, now: now)
-        }
-        if case .wait(let until, _) = admission {
-            outcome.deferred[until, default: []] += handOffs.map(\.entry.sequence)
-            return outcome
-        }
+        if let held = lane.held(handOffs, key: key, credential: credential, now: now) { return held }
+        var outcome = HandOffOutcome()
         guard let credential else {
-            refuse(handOffs, key: key, credential: nil, reason: "no APNs credential", now: now, into: &outcome)
+            lane.refuse(
+                handOffs, key: key, projectID: key.projectID, credential: nil, reason: "no APNs credential", now: now,
+                into: &outcome)
             return outcome
         }
         let connection: APNsConnection
         do {
             connection = try await self.connection(for: key, credential: credential)
         } catch {
-            refuse(
-                handOffs, key: key, credential: credential, reason: "unusable credential", now: now, into: &outcome)
+            lane.refuse(
+                handOffs, key: key, projectID: key.projectID, credential: credential, reason: "unusable credential",
+                now: now, into: &outcome)
             return outcome
         }
         let verdicts = await send(handOffs, over: connection, now: now)
-        var retried: [Int64] = []
-        var refusedReason: String?
-        for (handOff, verdict) in verdicts {
-            switch verdict {
-            case .delivered:
-                outcome.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
-            case .unregistered(let reason):
-                outcome.unregistered.append(handOff.entry.token)
-                environment.logger.info(
-                    "apns app instance unregistered",
-                    metadata: [
-                        "project": "\(key.projectID)", "apns": "\(handOff.apns?.redacted ?? "")", "reason": "\(reason)",
-                    ])
-            case .refused(let reason):
-                outcome.dropped.append(handOff.entry)
-                environment.logger.warning(
-                    "apns refused a message",
-                    metadata: [
-                        "project": "\(key.projectID)", "message": "\(handOff.entry.messageID)", "reason": "\(reason)",
-                    ])
-            case .retry, .renewToken:
-                retried.append(handOff.entry.sequence)
-            case .credentialRefused(let reason):
-                refusedReason = reason
-                retried.append(handOff.entry.sequence)
-            }
-            environment.metrics.increment("herald_apns_hand_offs_total", [("outcome", verdict.outcome)])
-        }
-        if let refusedReason {
-            let held = Set(retried)
-            let waiting = handOffs.filter { held.contains($0.entry.sequence) }
-            refuse(waiting, key: key, credential: credential, reason: refusedReason, now: now, into: &outcome)
-        } else if !retried.isEmpty, retried.count == handOffs.count {
-            let at = pacing.withLock { $0[key, default: HandOffPacing<APNsCredential>()].failed(now: now) }
-            outcome.deferred[at, default: []] += retried
-        } else {
-            pacing.withLock { $0[key, default: HandOffPacing<APNsCredential>()].reached() }
-            if !retried.isEmpty { outcome.deferred[now.adding(seconds: 1), default: []] += retried }
-        }
+        lane.settle(verdicts, key: key, projectID: key.projectID, credential: credential, now: now, into: &outcome)
         return outcome
-    }
-
-    /// Holds a project's entries back while APNs refuses its credential: one log line and
-    /// one counted error when the refusal starts, a metric for each entry held.
-    private func refuse(
-        _ handOffs: [HandOff], key: PoolKey, credential: APNsCredential?, reason: String, now: Timestamp,
-        into outcome: inout HandOffOutcome
-    ) {
-        let isNew = pacing.withLock {
-            $0[key, default: HandOffPacing<APNsCredential>()].credentialRefused(credential, reason: reason, now: now)
-        }
-        if isNew {
-            let apnsEnvironment = key.isSandbox ? "development" : "production"
-            environment.logger.error(
-                "apns refuses the project's credential; its messages wait",
-                metadata: ["project": "\(key.projectID)", "environment": "\(apnsEnvironment)", "reason": "\(reason)"])
-            environment.countError(
-                HeraldError(
-                    status: .unauthenticated, fcmCode: .thirdPartyAuthError,
-                    message: "APNs refused the \(apnsEnvironment) credential: \(reason)."), key.projectID, now)
-        }
-        environment.metrics.increment("herald_apns_credential_refusals_total", [("reason", reason)], by: handOffs.count)
-        outcome.deferred[now.adding(seconds: HandOffPacing<APNsCredential>.pausedRecheckSeconds), default: []] +=
-            handOffs.map(\.entry.sequence)
     }
 
     /// APNs' verdicts on entries, sent as one batch; an expired provider token is made
@@ -148,11 +92,12 @@ final class APNsHandOffs: Sendable {
             for (index, answer) in zip(expired, again) { answers[index] = answer }
         }
         for ((handOff, _), answer) in zip(sendable, answers) {
-            verdicts.append(
-                (
-                    handOff,
-                    answer.map { HandOffVerdict(status: $0.status, reason: $0.reason) } ?? .retry(reason: "no answer")
-                ))
+            var verdict =
+                answer.map { HandOffVerdict(status: $0.status, reason: $0.reason) } ?? .retry(reason: "no answer")
+            // A provider token APNs still calls expired after it was made again waits with
+            // backoff, since a new one may not be made sooner (ProviderTokenSchedule).
+            if verdict == .renewToken { verdict = .retry(reason: "ExpiredProviderToken") }
+            verdicts.append((handOff, verdict))
         }
         return verdicts
     }
@@ -160,15 +105,10 @@ final class APNsHandOffs: Sendable {
     /// The project's credential that serves the environment, read from the store at most once a second.
     private func credential(for key: PoolKey, now: Timestamp) async -> APNsCredential? {
         let apnsEnvironment: APNsCredential.Environment = key.isSandbox ? .development : .production
-        var known = credentials.withLock { cache in
-            cache[key.projectID].flatMap { now.milliseconds - $0.readAt.milliseconds < 1000 ? $0.credentials : nil }
+        let known = await credentials.value(projectID: key.projectID, now: now) {
+            (try? await environment.store.apnsCredentials(projectID: key.projectID)) ?? []
         }
-        if known == nil {
-            let read = (try? await environment.store.apnsCredentials(projectID: key.projectID)) ?? []
-            credentials.withLock { $0[key.projectID] = (now, read) }
-            known = read
-        }
-        return known?.first { $0.environment.serves(apnsEnvironment) }
+        return known.first { $0.environment.serves(apnsEnvironment) }
     }
 
     /// The connection for a project's environment, made again when its credential changed.

@@ -19,9 +19,9 @@ final class FCMHandOffs: Sendable {
     private let environment: HandOffEnvironment
     /// The client the access tokens are obtained with (once an hour a project).
     private let client: HTTPClient
-    private let pacing = Mutex<[String: HandOffPacing<FCMRelayCredential>]>([:])
+    private let lane: HandOffLane<String, FCMRelayCredential>
     private let links = Mutex<[String: Link]>([:])
-    private let credentials = Mutex<[String: (readAt: Timestamp, credential: FCMRelayCredential?)]>([:])
+    private let credentials = CredentialCache<FCMRelayCredential?>()
 
     init(environment: HandOffEnvironment) {
         self.environment = environment
@@ -29,6 +29,13 @@ final class FCMHandOffs: Sendable {
         client.tlsConfiguration = HTTP2Connection.clientTLS(trustRoots: environment.configuration.trustRoots)
         client.redirectConfiguration = .disallow
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: client)
+        lane = HandOffLane(
+            naming: .init(
+                metric: "fcm", refusalLine: "fcm refuses the project's relay key; its hand-offs wait",
+                goneLine: "fcm token unregistered",
+                refusalError: { _, reason in "FCM refused the project's relay key: \(reason)." },
+                metadata: { _ in [:] }),
+            environment: environment)
     }
 
     func shutdown() async {
@@ -38,18 +45,15 @@ final class FCMHandOffs: Sendable {
 
     /// Sends one project's entries, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], projectID: String, now: Timestamp) async -> HandOffOutcome {
+        let credential = await credentials.value(projectID: projectID, now: now) {
+            try? await environment.store.fcmRelayCredential(projectID: projectID)
+        }
+        if let held = lane.held(handOffs, key: projectID, credential: credential, now: now) { return held }
         var outcome = HandOffOutcome()
-        let credential = await credential(projectID: projectID, now: now)
-        let admission = pacing.withLock {
-            $0[projectID, default: HandOffPacing()].admission(credential: credential, now: now)
-        }
-        if case .wait(let until, _) = admission {
-            outcome.deferred[until, default: []] += handOffs.map(\.entry.sequence)
-            return outcome
-        }
         guard let credential else {
-            refuse(
-                handOffs, projectID: projectID, credential: nil, reason: "no FCM relay key", now: now, into: &outcome)
+            lane.refuse(
+                handOffs, key: projectID, projectID: projectID, credential: nil, reason: "no FCM relay key", now: now,
+                into: &outcome)
             return outcome
         }
         let link: Link
@@ -58,100 +62,20 @@ final class FCMHandOffs: Sendable {
             link = try self.link(projectID: projectID, credential: credential)
             token = try await link.token.value(now: now)
         } catch let failure as FCMAccessToken.Failure where !failure.isRefusal {
-            let at = pacing.withLock {
-                $0[projectID, default: HandOffPacing()].failed(now: now, jitter: .random(in: 0..<1))
-            }
-            environment.metrics.increment("herald_fcm_hand_offs_total", [("outcome", "retry")], by: handOffs.count)
-            outcome.deferred[at, default: []] += handOffs.map(\.entry.sequence)
+            lane.unreachable(handOffs, key: projectID, now: now, into: &outcome)
             return outcome
         } catch {
-            refuse(
-                handOffs, projectID: projectID, credential: credential, reason: "\(error)", now: now, into: &outcome)
+            lane.refuse(
+                handOffs, key: projectID, projectID: projectID, credential: credential, reason: "\(error)", now: now,
+                into: &outcome)
             return outcome
         }
         let verdicts = await send(handOffs, link: link, token: token, now: now)
-        var retried: [Int64] = []
-        var renewed: [Int64] = []
-        var wait: (retryAfter: Int64?, atLeast: Int64) = (nil, 0)
-        var refusedReason: String?
-        for (handOff, verdict) in verdicts {
-            switch verdict {
-            case .delivered:
-                outcome.delivered[handOff.entry.androidID, default: []].append(handOff.entry.persistentID)
-            case .unregistered(let reason):
-                outcome.unregistered.append(handOff.entry.token)
-                environment.logger.info(
-                    "fcm token unregistered",
-                    metadata: [
-                        "project": "\(projectID)", "token": "\(Registration.redacted(handOff.entry.token))",
-                        "reason": "\(reason)",
-                    ])
-            case .refused(let reason):
-                outcome.dropped.append(handOff.entry)
-                environment.logger.warning(
-                    "fcm refused a message",
-                    metadata: [
-                        "project": "\(projectID)", "message": "\(handOff.entry.messageID)", "reason": "\(reason)",
-                    ])
-            case .retry(_, let retryAfter, let atLeast):
-                retried.append(handOff.entry.sequence)
-                wait = (max(wait.retryAfter ?? 0, retryAfter ?? 0), max(wait.atLeast, atLeast))
-            case .renewToken:
-                renewed.append(handOff.entry.sequence)
-            case .credentialRefused(let reason):
-                refusedReason = reason
-                retried.append(handOff.entry.sequence)
-            }
-            environment.metrics.increment("herald_fcm_hand_offs_total", [("outcome", verdict.outcome)])
-        }
-        if !renewed.isEmpty {
+        if lane.settle(verdicts, key: projectID, projectID: projectID, credential: credential, now: now, into: &outcome)
+        {
             link.token.forget(token)
-            outcome.deferred[now.adding(seconds: 1), default: []] += renewed
-        }
-        if let refusedReason {
-            let held = Set(retried)
-            let waiting = handOffs.filter { held.contains($0.entry.sequence) }
-            refuse(
-                waiting, projectID: projectID, credential: credential, reason: refusedReason, now: now, into: &outcome)
-        } else if !retried.isEmpty {
-            // FCM turned the project away (all of a batch, or a quota): back off, with jitter,
-            // no sooner than it asked.
-            let at = pacing.withLock { pacing in
-                if retried.count < handOffs.count, wait.atLeast == 0 {
-                    pacing[projectID, default: HandOffPacing()].reached()
-                }
-                return pacing[projectID, default: HandOffPacing()].failed(
-                    now: now, retryAfterSeconds: wait.retryAfter, atLeastSeconds: wait.atLeast,
-                    jitter: .random(in: 0..<1))
-            }
-            outcome.deferred[at, default: []] += retried
-        } else {
-            pacing.withLock { $0[projectID, default: HandOffPacing()].reached() }
         }
         return outcome
-    }
-
-    /// Holds a project's entries back while its key is refused or missing: one log line and
-    /// one counted error when the refusal starts, a metric for each entry held.
-    private func refuse(
-        _ handOffs: [HandOff], projectID: String, credential: FCMRelayCredential?, reason: String, now: Timestamp,
-        into outcome: inout HandOffOutcome
-    ) {
-        let isNew = pacing.withLock {
-            $0[projectID, default: HandOffPacing()].credentialRefused(credential, reason: reason, now: now)
-        }
-        if isNew {
-            environment.logger.error(
-                "fcm refuses the project's relay key; its hand-offs wait",
-                metadata: ["project": "\(projectID)", "reason": "\(reason)"])
-            environment.countError(
-                HeraldError(
-                    status: .unauthenticated, fcmCode: .thirdPartyAuthError,
-                    message: "FCM refused the project's relay key: \(reason)."), projectID, now)
-        }
-        environment.metrics.increment("herald_fcm_credential_refusals_total", by: handOffs.count)
-        outcome.deferred[now.adding(seconds: HandOffPacing<FCMRelayCredential>.pausedRecheckSeconds), default: []] +=
-            handOffs.map(\.entry.sequence)
     }
 
     /// FCM's verdicts on entries, sent as one batch.
@@ -181,18 +105,6 @@ final class FCMHandOffs: Sendable {
         let answers = await link.connection.send(sendable.map(\.1))
         for ((handOff, _), answer) in zip(sendable, answers) { verdicts.append((handOff, HandOffVerdict(answer))) }
         return verdicts
-    }
-
-    /// The project's key, read from the store at most once a second.
-    private func credential(projectID: String, now: Timestamp) async -> FCMRelayCredential? {
-        if let known = credentials.withLock({ cache in
-            cache[projectID].flatMap { now.milliseconds - $0.readAt.milliseconds < 1000 ? $0 : nil }
-        }) {
-            return known.credential
-        }
-        let read = try? await environment.store.fcmRelayCredential(projectID: projectID)
-        credentials.withLock { $0[projectID] = (now, read) }
-        return read
     }
 
     /// The project's link, made again when its key changed.

@@ -6,7 +6,8 @@ public import ServiceLifecycle
 
 /// Hands the queued messages of app instances reached through another push service to it:
 /// Apple's app instances to APNs (SEMANTICS A1–A4, `APNsHandOffs`), tokens Herald did not
-/// issue to FCM (R1–R6, `FCMHandOffs`). It claims due entries from the store, has each
+/// issue to FCM (R1–R6, `FCMHandOffs`), web registrations at a browser's own push service to
+/// it (W1–W5, `WebPushHandOffs`). It claims due entries from the store, has each
 /// service's part send them, and settles each entry by the answer: delivered entries are
 /// acknowledged (and counted as FCM's Data API counts hand-offs), gone app instances
 /// unregistered, the rest put back for later. An entry stays queued until the other
@@ -18,8 +19,10 @@ public final class HandOffForwarder: Service, Sendable {
         public var developmentURL: String
         /// FCM's base URL, where `/v1/projects/{project}/messages:send` is.
         public var fcmURL: String
-        /// Files of extra CA certificates to trust for the TLS to APNs and FCM.
+        /// Files of extra CA certificates to trust for the TLS to APNs, FCM and browsers' push services.
         public var trustRoots: [String]
+        /// The contact the VAPID JWTs name (`sub`): a `mailto:` or `https:` URL.
+        public var webPushContact: String
         /// Entries claimed at once.
         public var batchSize: Int
         /// How long a claim holds its entries.
@@ -30,12 +33,14 @@ public final class HandOffForwarder: Service, Sendable {
         public static let appleProductionURL = "https://api.push.apple.com"
         public static let appleDevelopmentURL = "https://api.sandbox.push.apple.com"
         public static let googleFCMURL = "https://fcm.googleapis.com"
+        public static let defaultWebPushContact = "mailto:webpush@herald.invalid"
 
         public init(
             productionURL: String = appleProductionURL, developmentURL: String = appleDevelopmentURL,
-            fcmURL: String = googleFCMURL, trustRoots: [String] = [], batchSize: Int = 500, claimSeconds: Int64 = 30,
-            idleWait: Duration = .milliseconds(100)
+            fcmURL: String = googleFCMURL, trustRoots: [String] = [], webPushContact: String = defaultWebPushContact,
+            batchSize: Int = 500, claimSeconds: Int64 = 30, idleWait: Duration = .milliseconds(100)
         ) {
+            self.webPushContact = webPushContact
             self.productionURL = productionURL
             self.developmentURL = developmentURL
             self.fcmURL = fcmURL
@@ -47,7 +52,7 @@ public final class HandOffForwarder: Service, Sendable {
     }
 
     public typealias Store = HandOffStore & QueueStore & RegistrationStore & APNsCredentialStore
-        & FCMRelayCredentialStore
+        & FCMRelayCredentialStore & WebPushKeyStore
 
     let configuration: Configuration
     private let store: any Store
@@ -55,6 +60,7 @@ public final class HandOffForwarder: Service, Sendable {
     private let logger: Logger
     private let apns: APNsHandOffs
     private let fcm: FCMHandOffs
+    private let webPush: WebPushHandOffs
 
     public init(
         configuration: Configuration, store: any Store, clock: any HeraldClock, metrics: HeraldMetrics,
@@ -69,6 +75,7 @@ public final class HandOffForwarder: Service, Sendable {
             countError: countError)
         apns = APNsHandOffs(environment: environment)
         fcm = FCMHandOffs(environment: environment)
+        webPush = WebPushHandOffs(environment: environment)
     }
 
     public func run() async throws {
@@ -84,6 +91,7 @@ public final class HandOffForwarder: Service, Sendable {
         }
         await apns.shutdown()
         await fcm.shutdown()
+        await webPush.shutdown()
     }
 
     /// Hands off one batch of due entries; answers how many there were.
@@ -95,6 +103,7 @@ public final class HandOffForwarder: Service, Sendable {
         guard !claimed.isEmpty else { return 0 }
         var toAPNs: [APNsHandOffs.PoolKey: [HandOff]] = [:]
         var toFCM: [String: [HandOff]] = [:]
+        var toWebPush: [WebPushHandOffs.PoolKey: [HandOff]] = [:]
         for handOff in claimed {
             switch handOff.destination {
             case .apns(let address):
@@ -102,12 +111,18 @@ public final class HandOffForwarder: Service, Sendable {
                 toAPNs[key, default: []].append(handOff)
             case .fcm:
                 toFCM[handOff.entry.projectID, default: []].append(handOff)
+            case .webPush(let endpoint):
+                let key = WebPushHandOffs.PoolKey(projectID: handOff.entry.projectID, origin: WebOrigin.of(endpoint))
+                toWebPush[key, default: []].append(handOff)
             }
         }
         let outcome = await withTaskGroup(of: HandOffOutcome.self) { group in
             for (key, handOffs) in toAPNs { group.addTask { await self.apns.forward(handOffs, key: key, now: now) } }
             for (projectID, handOffs) in toFCM {
                 group.addTask { await self.fcm.forward(handOffs, projectID: projectID, now: now) }
+            }
+            for (key, handOffs) in toWebPush {
+                group.addTask { await self.webPush.forward(handOffs, key: key, now: now) }
             }
             var all = HandOffOutcome()
             for await part in group { all.merge(part) }

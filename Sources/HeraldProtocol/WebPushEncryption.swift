@@ -26,7 +26,12 @@ public enum WebPushEncryption {
         case invalidAuthSecret
         case malformed
         case authenticationFailed
+        /// The sealed body is `bytes` long, more than a push service takes (`maximumBodyBytes`).
+        case tooLarge(bytes: Int)
     }
+
+    /// The largest encrypted body a push service must take (RFC 8030 section 7.2).
+    public static let maximumBodyBytes = 4096
 
     /// The key under which a sealed APNs payload carries its ciphertext (base64url,
     /// `aes128gcm`), for Apple app instances whose messages Apple must not read.

@@ -134,6 +134,16 @@ public struct HeraldNode: Sendable {
             eventIDs: eventIDs,
             deviceRequestLimits: configuration.deviceRequestLimits, publicURL: configuration.effectivePublicURL)
         environment.fanouts = fanouts
+        environment.webPushServices = configuration.webPushServices
+        let webPushTargets = configuration.webhookTargets
+        environment.webPushAddressRefusal = { endpoint in
+            do throws(WebhookTargetPolicy.Refusal) {
+                _ = try webPushTargets.check(endpoint)
+                return nil
+            } catch {
+                return error.description
+            }
+        }
         environment.webPush = WebPushRelay(
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),

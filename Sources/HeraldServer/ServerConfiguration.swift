@@ -1,4 +1,5 @@
 import Foundation
+public import HeraldCore
 public import HeraldDelivery
 public import HeraldGateway
 public import HeraldHTTP
@@ -48,6 +49,8 @@ public struct ServerConfiguration: Sendable {
     /// Further origins a Web Push sender's VAPID `aud` may name (besides the public URL's),
     /// for deployments that map other host names (Google's) to this server.
     public var webPushAudiences: [String] = []
+    /// The browsers' push services web registrations may name (SEMANTICS W1).
+    public var webPushServices = WebPushServices()
     /// Drop-in mode's HTTPS listener (FCM's host names resolved to Herald); nil for none.
     public var dropIn: DropInListener?
 

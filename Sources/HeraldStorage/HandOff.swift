@@ -8,6 +8,8 @@ public struct HandOff: Sendable, Hashable {
         case apns(APNsAddress)
         /// Google's FCM, to the entry's token: a token Herald did not issue (SEMANTICS R1).
         case fcm
+        /// A browser's push service, at the registration's endpoint (SEMANTICS W2).
+        case webPush(endpoint: String)
     }
 
     public var entry: QueuedMessage
@@ -25,6 +27,8 @@ public struct HandOff: Sendable, Hashable {
 
     /// The destination a registration's hand-off column (`Registration.handOffColumn`) names.
     static func destination(column: String) -> Destination? {
-        column == Registration.fcmColumn ? .fcm : APNsAddress(tuple: column).map(Destination.apns)
+        if column == Registration.fcmColumn { return .fcm }
+        if column.hasPrefix("https://") { return .webPush(endpoint: column) }
+        return APNsAddress(tuple: column).map(Destination.apns)
     }
 }

@@ -5,7 +5,8 @@ public import HeraldCore
 /// one conformance suite.
 public protocol HeraldStore:
     CredentialStore, RegistrationStore, QueueStore, TopicStore, FanoutStore, StatsStore, UpstreamStore,
-    ConsoleStore, ScheduleStore, APNsCredentialStore, FCMRelayCredentialStore, HandOffStore, EventStore, WebhookStore
+    ConsoleStore, ScheduleStore, APNsCredentialStore, FCMRelayCredentialStore, WebPushKeyStore, HandOffStore,
+    EventStore, WebhookStore
 {}
 
 extension QueueStore {

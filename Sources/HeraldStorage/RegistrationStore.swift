@@ -65,6 +65,15 @@ public protocol RegistrationStore: Sendable {
 }
 
 extension RegistrationStore {
+    /// A new device standing for an app instance reached through another push service (APNs,
+    /// FCM, a browser's), with an id no device has.
+    public func createHandOffDevice(at time: Timestamp) async throws -> Device {
+        var device = Device.makeHandOff(at: time)
+        while try await self.device(androidID: device.androidID) != nil { device = Device.makeHandOff(at: time) }
+        try await createDevice(device)
+        return device
+    }
+
     /// The registration alone: its device and its recent messages are read apart, where needed.
     public func recipient(token: String, countingRecentBefore now: Timestamp?) async throws -> Recipient? {
         try await registration(token: token).map { Recipient(registration: $0) }

@@ -74,7 +74,10 @@ public struct WebPushBenchmark: Sendable {
             arrivals.record(sequence, (at - origin).nanoseconds)
         }
         defer { for device in devices { device.close(promise: nil) } }
-        let authorization = try Self.authorization(vapid, key: key, audience: options.target.server.origin)
+        let authorization = try VAPID.authorization(
+            privateKey: Array(vapid.rawRepresentation), publicKey: Array(vapid.publicKey.x963Representation),
+            audience: options.target.server.origin, subject: "mailto:bench@herald.invalid",
+            expiresAt: SystemClock().now().seconds + 3600)
         try await ProcessCPU.waitUntilIdle(pid: options.serverPID)
         progress("posting \(options.messages) push messages from \(options.senders) senders")
         let cpu = CPUMeter(pid: options.serverPID)
@@ -154,15 +157,5 @@ public struct WebPushBenchmark: Sendable {
             for try await made in group { all += made }
             return all
         }
-    }
-
-    /// `vapid t=<JWT>, k=<key>` for the server's origin, valid for an hour.
-    static func authorization(_ vapid: P256.Signing.PrivateKey, key: String, audience: String) throws -> String {
-        let header = Base64URL.encode(Array(#"{"typ":"JWT","alg":"ES256"}"#.utf8))
-        let expiry = SystemClock().now().seconds + 3600
-        let claims = Base64URL.encode(
-            Array(#"{"aud":"\#(audience)","exp":\#(expiry),"sub":"mailto:bench@herald.invalid"}"#.utf8))
-        let signature = try vapid.signature(for: Data((header + "." + claims).utf8))
-        return "vapid t=\(header).\(claims).\(Base64URL.encode(Array(signature.rawRepresentation))), k=\(key)"
     }
 }

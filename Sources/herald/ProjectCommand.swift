@@ -9,7 +9,8 @@ struct ProjectCommand: AsyncParsableCommand {
         commandName: "project", abstract: "Create and manage projects and their credentials.",
         subcommands: [
             Create.self, List.self, Show.self, Set.self, Delete.self, RotateKey.self, RotateSecret.self,
-            APNsKeyCommand.self, APNsCertificateCommand.self, FCMRelayCommand.self, WebhookCommand.self,
+            APNsKeyCommand.self, APNsCertificateCommand.self, FCMRelayCommand.self, WebPushKeyCommand.self,
+            WebhookCommand.self,
         ])
 
     struct Create: AsyncParsableCommand {

@@ -104,9 +104,22 @@ struct Serve: AsyncParsableCommand {
         name: .customLong("allow-webhook-host"),
         help: """
             A host webhooks may post to over http:// or at any address, or an address range (10.1.0.0/16) \
-            https:// targets may be in (repeat for several).
+            https:// targets may be in (repeat for several). Web Push services' endpoints are checked the same way.
             """)
     var allowedWebhookHosts: [String] = []
+
+    @Option(
+        name: .customLong("web-push-service"),
+        help: """
+            A browser push service web registrations may name besides Google's, Mozilla's, Apple's and \
+            Microsoft's: a host, or *.domain for every host under it (repeatable; docs/guide/web-push.md).
+            """)
+    var webPushServices: [String] = []
+
+    @Option(
+        name: .customLong("web-push-contact"),
+        help: "The contact (mailto: or https: URL) the VAPID JWTs of Web Push hand-offs name.")
+    var webPushContact = HandOffForwarder.Configuration.defaultWebPushContact
 
     @Option(
         name: .customLong("event-retention-days"),
@@ -218,6 +231,9 @@ struct Serve: AsyncParsableCommand {
         for url in [apnsProductionURL, apnsDevelopmentURL] where !url.hasPrefix("https://") {
             throw ValidationError("APNs is reached over HTTPS only: \(url) is not an https:// URL.")
         }
+        guard webPushContact.hasPrefix("mailto:") || webPushContact.hasPrefix("https://") else {
+            throw ValidationError("--web-push-contact must be a mailto: or https: URL.")
+        }
         for file in outboundCAs where !FileManager.default.isReadableFile(atPath: file) {
             throw ValidationError("--outbound-ca \(file) cannot be read.")
         }
@@ -262,7 +278,8 @@ struct Serve: AsyncParsableCommand {
         configuration.webPushAudiences = webPushAudiences
         configuration.handOffs = HandOffForwarder.Configuration(
             productionURL: apnsProductionURL, developmentURL: apnsDevelopmentURL, fcmURL: fcmURL,
-            trustRoots: outboundCAs)
+            trustRoots: outboundCAs, webPushContact: webPushContact)
+        configuration.webPushServices = WebPushServices(adding: webPushServices)
         if dropIn {
             configuration.dropIn = .init(host: dropInHost ?? httpHost, port: dropInPort, hostnames: dropInHostnames)
             // Browsers report their endpoints under Google's host: VAPID tokens name it.

@@ -144,3 +144,25 @@ import _CryptoExtras
         }
     }
 }
+
+@Suite struct ConsoleWebPushKeyTests {
+    @Test func W1_anAdminMakesTheProjectsWebPushKeyOnceAndEveryoneSeesIt() async throws {
+        let server = try await ConsoleTests().serverWithAdmin()
+        let page = "/console/projects/test-project/credentials"
+        try await server.test { client in
+            var ada = ConsoleTests.Browser()
+            _ = try await ada.signIn(client, name: "ada", password: ConsoleTests.password)
+            #expect(String(buffer: try await ada.get(client, page).body).contains("None yet"))
+            #expect(try await ada.post(client, page + "/web-push-key", "csrf=\(ada.csrf)").status == .forbidden)
+            var root = ConsoleTests.Browser()
+            _ = try await root.signIn(client, name: "root", password: ConsoleTests.password)
+            _ = try await root.get(client, page)
+            _ = try await root.post(client, page + "/web-push-key", "csrf=\(root.csrf)")
+            let key = try #require(try await server.store.webPushKey(projectID: "test-project"))
+            // Made once: asking again keeps it.
+            _ = try await root.post(client, page + "/web-push-key", "csrf=\(root.csrf)")
+            #expect(try await server.store.webPushKey(projectID: "test-project") == key)
+            #expect(String(buffer: try await ada.get(client, page).body).contains(key.applicationServerKey))
+        }
+    }
+}

@@ -231,6 +231,55 @@ func storeWithDevice(_ backend: Backend) async throws -> any HeraldStore {
         #expect(events.map(\.type) == [.handedOff])
     }
 
+    /// SEMANTICS W1: a project's application server key is kept once made; a second one made
+    /// at the same time (another node) gives way to it.
+    @Test(arguments: Backend.allCases)
+    func W1_aProjectKeepsTheFirstWebPushKeyMadeForIt(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        func key(_ byte: UInt8, project: String = "alpha-project") -> WebPushKey {
+            WebPushKey(
+                projectID: project, privateKey: [UInt8](repeating: byte, count: 32),
+                publicKey: [4] + [UInt8](repeating: byte, count: 64), createdAt: Timestamp(seconds: 3))
+        }
+        #expect(try await store.webPushKey(projectID: "alpha-project") == nil)
+        #expect(try await store.keepWebPushKey(key(1)) == key(1))
+        #expect(try await store.keepWebPushKey(key(2)) == key(1))
+        #expect(try await store.webPushKey(projectID: "alpha-project") == key(1))
+        #expect(try await store.webPushKey(projectID: "beta") == nil)
+        await #expect(throws: StoreError.notFound("project")) {
+            try await store.keepWebPushKey(key(3, project: "nobody"))
+        }
+    }
+
+    /// SEMANTICS W1, W3: a web registration at a browser's push service keeps its endpoint, its
+    /// entries are claimed for that endpoint, and the service's taking one is `handed_off`.
+    @Test(arguments: Backend.allCases)
+    func W1_aWebRegistrationAtABrowsersPushServiceIsStoredAndItsEntriesClaimed(_ backend: Backend) async throws {
+        let store = try await prepared(backend)
+        let endpoint = "https://updates.push.services.mozilla.com/wpush/v2/gAAAAABk"
+        try await store.createDevice(Device(androidID: 11, securityToken: 1, createdAt: Timestamp(seconds: 1)))
+        try await store.createRegistration(
+            Registration(
+                token: "w:APA91bWEB", kind: .app, projectID: "alpha-project", sender: "1", appID: "1:1:web:a",
+                subtype: nil, platform: .web, androidID: 11,
+                webKeys: WebPushKeys(p256dh: [4, 1], auth: [2, 3], coding: "aes128gcm"), webPushEndpoint: endpoint,
+                createdAt: Timestamp(seconds: 2)))
+        let stored = try await store.registration(token: "w:APA91bWEB")
+        #expect(stored?.webPushEndpoint == endpoint && stored?.isHandedOff == true)
+        #expect(stored?.apns == nil && stored?.isRelayedToFCM == false && stored?.webKeys?.coding == "aes128gcm")
+        var entry = queued("w1", device: 11, expires: 10_000)
+        entry.token = "w:APA91bWEB"
+        try await store.appendMessages([], queue: [entry])
+        let claimed = try await store.claimHandOffs(
+            limit: 10, now: Timestamp(seconds: 200), until: Timestamp(seconds: 230))
+        #expect(claimed.map(\.entry.persistentID) == ["w1"])
+        #expect(claimed.first?.destination == .webPush(endpoint: endpoint))
+        #expect(try await store.acknowledge(batch: [11: ["w1"]]) == 1)
+        let events = try await store.events(
+            projectID: "alpha-project", after: 0, limit: 10, filter: EventFilter(messageID: "w1"))
+        #expect(events.map(\.type) == [.handedOff])
+    }
+
     @Test(arguments: Backend.allCases)
     func aRotatedSecretKeepsThePreviousOneForAnHour(_ backend: Backend) async throws {
         let store = try await prepared(backend)

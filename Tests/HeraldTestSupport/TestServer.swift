@@ -34,11 +34,12 @@ public struct TestServer: Sendable {
     }
 
     public static func make(
-        store: any HeraldStore = InMemoryStore(), projectID: String = "test-project", secureConsole: Bool = false
+        store: any HeraldStore = InMemoryStore(), projectID: String = "test-project", secureConsole: Bool = false,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
     ) async throws -> TestServer {
         let clock = ManualClock()
         let (project, key, privateKey) = try await addProject(projectID, to: store, clock: clock)
-        let node = try await node(store: store, clock: clock, secureConsole: secureConsole)
+        let node = try await node(store: store, clock: clock, secureConsole: secureConsole, configure: configure)
         return TestServer(store: store, clock: clock, node: node, project: project, key: key, privateKey: privateKey)
     }
 
@@ -50,9 +51,10 @@ public struct TestServer: Sendable {
             privateKey: other.privateKey)
     }
 
-    public static func node(store: any HeraldStore, clock: ManualClock, secureConsole: Bool = false) async throws
-        -> HeraldNode
-    {
+    public static func node(
+        store: any HeraldStore, clock: ManualClock, secureConsole: Bool = false,
+        configure: (inout ServerConfiguration) -> Void = { _ in }
+    ) async throws -> HeraldNode {
         var configuration = ServerConfiguration()
         configuration.dataDirectory = temporaryDirectory()
         // The tests read the metrics of an in-memory listener, as an operator opens them on loopback.
@@ -61,6 +63,7 @@ public struct TestServer: Sendable {
         var gateway = GatewayConfiguration()
         gateway.ports = [0]
         configuration.gateway = gateway
+        configure(&configuration)
         return try await HeraldNode(configuration: configuration, store: store, clock: clock, logger: logger)
     }
 

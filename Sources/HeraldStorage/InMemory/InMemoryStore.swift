@@ -14,6 +14,7 @@ public actor InMemoryStore: HeraldStore {
     private var installations: [String: Installation] = [:]
     private var apnsCredentialsByProject: [String: [APNsCredential.Kind: APNsCredential]] = [:]
     private var fcmRelayCredentialsByProject: [String: FCMRelayCredential] = [:]
+    private var webPushKeysByProject: [String: WebPushKey] = [:]
     private var queue: [QueuedMessage] = []
     /// When each hand-off entry (by sequence) is next due; absent is due at once.
     var handOffAt: [Int64: Int64] = [:]
@@ -85,6 +86,7 @@ public actor InMemoryStore: HeraldStore {
         installations = installations.filter { $0.value.projectID != id }
         apnsCredentialsByProject[id] = nil
         fcmRelayCredentialsByProject[id] = nil
+        webPushKeysByProject[id] = nil
         queue.removeAll { $0.projectID == id }
         upstream.removeAll { $0.message.projectID == id }
         revision += 1
@@ -320,6 +322,17 @@ public actor InMemoryStore: HeraldStore {
 
     public func fcmRelayCredential(projectID: String) -> FCMRelayCredential? {
         fcmRelayCredentialsByProject[projectID]
+    }
+
+    public func webPushKey(projectID: String) -> WebPushKey? {
+        webPushKeysByProject[projectID]
+    }
+
+    public func keepWebPushKey(_ key: WebPushKey) throws -> WebPushKey {
+        guard projectsByID[key.projectID] != nil else { throw StoreError.notFound("project") }
+        if let kept = webPushKeysByProject[key.projectID] { return kept }
+        webPushKeysByProject[key.projectID] = key
+        return key
     }
 
     public func removeFCMRelayCredential(projectID: String) -> Bool {

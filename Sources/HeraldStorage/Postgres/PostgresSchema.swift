@@ -429,6 +429,18 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            "v20-web-push-keys",
+            [
+                """
+                CREATE TABLE web_push_keys (
+                    project_id TEXT COLLATE "C" PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                    private_key BYTEA NOT NULL,
+                    public_key BYTEA NOT NULL,
+                    created_at BIGINT NOT NULL)
+                """
+            ]
+        ),
     ]
 
     func migrate() async throws {

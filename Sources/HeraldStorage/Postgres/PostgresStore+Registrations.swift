@@ -195,12 +195,12 @@ extension PostgresStore {
                 p256dh: Array(p256dh.readableBytesView), auth: Array(auth.readableBytesView), coding: coding ?? "aesgcm"
             )
         }
-        return Registration(
+        var registration = Registration(
             token: token, kind: Registration.Kind(rawValue: kind) ?? .app, projectID: project, sender: sender,
             appID: app, subtype: subtype, platform: Platform(rawValue: platform) ?? .android,
             androidID: UInt64(bitPattern: device), installationID: installation, webKeys: keys,
-            apns: apns.flatMap(APNsAddress.init(tuple:)), isRelayedToFCM: apns == Registration.fcmColumn,
-            createdAt: Timestamp(milliseconds: created),
-            deletedAt: deleted.map(Timestamp.init(milliseconds:)))
+            createdAt: Timestamp(milliseconds: created), deletedAt: deleted.map(Timestamp.init(milliseconds:)))
+        registration.setHandOff(column: apns)
+        return registration
     }
 }

@@ -528,6 +528,19 @@ extension SQLiteStore {
                     ) WITHOUT ROWID;
                     """)
         }
+        migrator.registerMigration("v26-web-push-keys") { db in
+            // A project's application server key pair for the hand-off to browsers' push
+            // services, its private key kept like the other secrets, in this owner-only file.
+            try db.execute(
+                sql: """
+                    CREATE TABLE web_push_keys (
+                        project_id TEXT PRIMARY KEY REFERENCES projects(id) ON DELETE CASCADE,
+                        private_key BLOB NOT NULL,
+                        public_key BLOB NOT NULL,
+                        created_at INTEGER NOT NULL
+                    ) WITHOUT ROWID;
+                    """)
+        }
         return migrator
     }
 }

@@ -220,14 +220,13 @@ extension SQLiteStore {
         if let p256dh = row.bytes(9), let auth = row.bytes(10) {
             keys = WebPushKeys(p256dh: p256dh, auth: auth, coding: row.optionalText(11) ?? "aesgcm")
         }
-        return Registration(
+        var registration = Registration(
             token: row.text(0), kind: Registration.Kind(rawValue: row.text(1)) ?? .app, projectID: row.optionalText(2),
             sender: row.text(3), appID: row.text(4), subtype: row.optionalText(5),
             platform: Platform(rawValue: row.text(6)) ?? .android, androidID: UInt64(bitPattern: row.int64(7)),
-            installationID: row.optionalText(8), webKeys: keys,
-            apns: row.optionalText(14).flatMap(APNsAddress.init(tuple:)),
-            isRelayedToFCM: row.optionalText(14) == Registration.fcmColumn,
-            createdAt: Timestamp(milliseconds: row.int64(12)),
+            installationID: row.optionalText(8), webKeys: keys, createdAt: Timestamp(milliseconds: row.int64(12)),
             deletedAt: row.optionalInt64(13).map { Timestamp(milliseconds: $0) })
+        registration.setHandOff(column: row.optionalText(14))
+        return registration
     }
 }

@@ -1,0 +1,242 @@
+"""Web registrations at a browser's own push service, handed off as Web Push (SEMANTICS W1–W5).
+A second Herald plays the browser's push service: a `herald device --web-push` subscription
+on it, made with the first Herald's project key, is the registration's endpoint (its drop-in
+HTTPS listener, HTTP/2), and `--web-push-service localhost` names it. The registration is made
+as Firebase's JavaScript SDK makes it (an installation, then `registrations`); firebase-admin
+sends to the first Herald, and the device decrypts exactly the payload the SDK's service
+worker reads."""
+import json
+import os
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+
+import pytest
+from firebase_admin import exceptions, messaging
+
+import herald_sdk
+from conftest import HeraldDevice, HeraldServer, counter, event_types, free_port, wait_for
+
+APP = "wp-app"
+BROWSER = "wp-browser"
+
+
+def post(url, body, headers):
+    request = urllib.request.Request(url, data=json.dumps(body).encode(),
+                                     headers={"Content-Type": "application/json", **headers})
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, json.load(response)
+    except urllib.error.HTTPError as error:
+        return error.code, json.load(error)
+
+
+class Pair:
+    """The first Herald (the app server's) and the second (the browser's push service)."""
+
+    def __init__(self):
+        self.service = HeraldServer()
+        self.service.projects = {BROWSER: self.service.create_project(BROWSER)}
+        self.drop_in_port, self.xmpp_port = free_port(), free_port()
+        self.start_service()
+        self.herald = HeraldServer()
+        self.herald.projects = {APP: self.herald.create_project(APP)}
+        self.key = self.herald.cli("project", "web-push-key", APP).strip()
+        assert self.herald.cli("project", "web-push-key", APP).strip() == self.key
+        self.start_herald()
+
+    def start_service(self):
+        # The JWTs name the origin the endpoints are at, which the service takes as its own.
+        self.service.start("--drop-in", "--drop-in-port", str(self.drop_in_port), "--drop-in-hostname", "localhost",
+                           "--xmpp-port", str(self.xmpp_port),
+                           "--web-push-audience", f"https://localhost:{self.drop_in_port}")
+
+    def start_herald(self):
+        self.herald.start("--web-push-service", "localhost", "--web-push-service", "127.0.0.1",
+                          "--allow-webhook-host", "localhost",
+                          "--outbound-ca", os.path.join(self.service.data_dir, "tls", "drop-in-ca.pem"))
+
+    @property
+    def app(self):
+        import firebase_admin
+        try:
+            return firebase_admin.get_app("web-push-hand-off")
+        except ValueError:
+            return herald_sdk.initialize(self.herald.url, self.herald.projects[APP]["key_file"],
+                                         name="web-push-hand-off")
+
+    def browser(self, identity):
+        """A subscription at the push service, made with the project's key, and its endpoint
+        at the service's HTTPS listener."""
+        device = HeraldDevice(self.service, BROWSER, os.path.join(self.service.directory, f"browser-{identity}.json"),
+                              "--web-push", "--application-server-key", self.key)
+        path = urllib.parse.urlsplit(device.line().split(": ", 1)[1]).path
+        device.endpoint = f"https://localhost:{self.drop_in_port}{path}"
+        device.keys = json.loads(device.line().split(": ", 1)[1])
+        return device
+
+    def register(self, endpoint, keys, application_key="project"):
+        """Registers a subscription as Firebase's JavaScript SDK does; answers the status and body."""
+        project = self.herald.projects[APP]
+        api = {"x-goog-api-key": project["api_key"]}
+        status, installation = post(f"{self.herald.url}/v1/projects/{APP}/installations",
+                                    {"appId": f"1:{project['number']}:web:site", "authVersion": "FIS_v2"}, api)
+        assert status == 200, installation
+        web = {"endpoint": endpoint, "p256dh": keys["p256dh"], "auth": keys["auth"]}
+        if application_key:
+            web["applicationPubKey"] = self.key if application_key == "project" else application_key
+        return post(f"{self.herald.url}/v1/projects/{APP}/registrations", {"web": web},
+                    {**api, "x-goog-firebase-installations-auth": installation["authToken"]["token"]})
+
+    def token(self, device):
+        status, body = self.register(device.endpoint, device.keys)
+        assert status == 200, body
+        return body["token"]
+
+    def close(self):
+        self.herald.stop()
+        self.service.stop()
+
+
+@pytest.fixture(scope="module")
+def pair():
+    p = Pair()
+    yield p
+    p.close()
+
+
+def payload(device, timeout=20):
+    return json.loads(device.message(timeout=timeout)["push"])
+
+
+def unregistered(pair, token):
+    try:
+        messaging.send(messaging.Message(token=token, data={"again": "1"}), app=pair.app)
+        return False
+    except messaging.UnregisteredError:
+        return True
+
+
+def test_W2_the_browser_decrypts_the_payload_firebases_service_worker_reads(pair):
+    device = pair.browser("a")
+    try:
+        token = pair.token(device)
+        number = pair.herald.projects[APP]["number"]
+        name = messaging.send(messaging.Message(
+            token=token, notification=messaging.Notification(title="Score", body="2-1"), data={"k": "v"},
+            webpush=messaging.WebpushConfig(
+                headers={"Urgency": "high"}, fcm_options=messaging.WebpushFCMOptions(link="https://site.example/a"))),
+            app=pair.app)
+        message_id = name.rsplit("/", 1)[1]
+        shown = payload(device)
+        # Urgency high is the message's priority; a notification collapses by the web app's id (D2).
+        assert shown == {"data": {"k": "v"}, "notification": {"title": "Score", "body": "2-1"}, "from": number,
+                         "priority": "high", "fcmMessageId": message_id,
+                         "fcmOptions": {"link": "https://site.example/a"}, "collapse_key": f"1:{number}:web:site"}
+        for i in range(5):
+            messaging.send(messaging.Message(token=token, data={"n": str(i)}), app=pair.app)
+        assert sorted(int(payload(device)["data"]["n"]) for _ in range(5)) == list(range(5))
+        # The hand-off is an event of the message; one JWT serves every hand-off to the service.
+        assert wait_for(lambda: event_types(pair.herald, APP, name, pair.app)) == ["accepted", "handed_off"]
+        metrics = pair.herald.metrics()
+        assert counter(metrics, "herald_web_push_hand_offs_total", 'outcome="delivered"') >= 6
+        assert counter(metrics, "herald_web_push_signatures_total") == 1
+    finally:
+        device.stop()
+
+
+def test_W1_registrations_name_a_known_reachable_service_with_the_projects_key(pair):
+    keys = {"p256dh": "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM",
+            "auth": "tBHItJI5svbpez7KI4CCXg"}
+    for endpoint in ["https://push.example.org/send/abc", "http://localhost:1/wp/abc",
+                     f"https://127.0.0.1:{pair.drop_in_port}/wp/abc"]:
+        status, body = pair.register(endpoint, keys)
+        assert status == 400 and body["error"]["status"] == "INVALID_ARGUMENT", (endpoint, body)
+    assert "allow it with --allow-webhook-host" in pair.register(
+        f"https://127.0.0.1:{pair.drop_in_port}/wp/abc", keys)[1]["error"]["message"]
+    status, body = pair.register(f"https://localhost:{pair.drop_in_port}/wp/abc", keys,
+                                 application_key="BDOU99-h67HcA6JeFXHbSNMu7e2yNNu3RzoMj8TM4W88jITfq7ZmPvIM1Iv"
+                                                 "-4_l2LxQcYwhqby2xGpWwzjfAnG4")
+    assert status == 400 and pair.key in body["error"]["message"], body
+
+
+def test_W2_a_body_over_4096_bytes_once_encrypted_is_invalid_argument_at_send_time(pair):
+    device = pair.browser("big")
+    try:
+        token = pair.token(device)
+        with pytest.raises(exceptions.InvalidArgumentError):
+            messaging.send(messaging.Message(token=token, data={"big": "x" * 3990}), app=pair.app)
+        device.nothing(2)
+    finally:
+        device.stop()
+
+
+def test_W3_an_unsubscribed_browser_is_unregistered_on_the_next_send(pair):
+    device = pair.browser("u")
+    token = pair.token(device)
+    device.command("unsubscribe")
+    assert device.line() == "unsubscribed"
+    device.stop()
+    messaging.send(messaging.Message(token=token, data={"k": "1"}), app=pair.app)
+    wait_for(lambda: unregistered(pair, token), timeout=20)
+
+
+def test_W3_the_push_service_down_for_30_seconds_loses_nothing(pair):
+    device = pair.browser("d")
+    try:
+        token = pair.token(device)
+        pair.service.process.terminate()
+        pair.service.process.wait(timeout=15)
+        stopped = time.time()
+        for i in range(5):
+            messaging.send(messaging.Message(token=token, data={"n": str(i)}), app=pair.app)
+        wait_for(lambda: counter(pair.herald.metrics(), "herald_web_push_hand_offs_total", 'outcome="retry"') >= 1)
+        time.sleep(max(0.0, 30 - (time.time() - stopped)))
+        pair.start_service()
+        assert sorted(int(payload(device, timeout=90)["data"]["n"]) for _ in range(5)) == list(range(5))
+        device.nothing(2)
+    finally:
+        device.stop()
+
+
+def test_W3_a_kill_9_of_herald_mid_hand_off_loses_nothing(pair):
+    device = pair.browser("k")
+    try:
+        token = pair.token(device)
+        pair.service.process.terminate()
+        pair.service.process.wait(timeout=15)
+        for i in range(3):
+            messaging.send(messaging.Message(token=token, data={"n": str(i)}), app=pair.app)
+        time.sleep(1)
+        pair.herald.process.kill()
+        pair.herald.process.wait(timeout=10)
+        pair.start_service()
+        pair.start_herald()
+        assert sorted(int(payload(device, timeout=90)["data"]["n"]) for _ in range(3)) == [0, 1, 2]
+        device.nothing(2)
+    finally:
+        device.stop()
+
+
+def test_W3_a_refused_key_holds_the_projects_messages_with_one_log_line(pair):
+    """A subscription made with another key than the one its registration named: the service
+    answers 403 to the project's JWT, and the project's messages to it wait, not in a loop."""
+    stranger = "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM"
+    device = HeraldDevice(pair.service, BROWSER, os.path.join(pair.service.directory, "browser-s.json"),
+                          "--web-push", "--application-server-key", stranger)
+    try:
+        path = urllib.parse.urlsplit(device.line().split(": ", 1)[1]).path
+        keys = json.loads(device.line().split(": ", 1)[1])
+        status, body = pair.register(f"https://localhost:{pair.drop_in_port}{path}", keys)
+        assert status == 200, body
+        for i in range(3):
+            messaging.send(messaging.Message(token=body["token"], data={"n": str(i)}), app=pair.app)
+        wait_for(lambda: counter(pair.herald.metrics(), "herald_web_push_credential_refusals_total") >= 1)
+        device.nothing(8)
+        metrics = pair.herald.metrics()
+        assert counter(metrics, "herald_web_push_hand_offs_total", 'outcome="credential_refused"') <= 3
+        with open(os.path.join(pair.herald.directory, "serve.log")) as f:
+            assert f.read().count("a push service refuses the project's Web Push key") == 1
+    finally:
+        device.stop()
