@@ -7,16 +7,12 @@ encrypted for its browser: RFC 8291) and of the hand-offs (signed with the proje
 
 Usage: HERALD_BIN=<herald> .venv/bin/python bench/web_push_hand_off.py [MESSAGES, default 10000]
 WEB_PUSH_BENCH_PERF=<file> records a perf profile of the server over the sends and hand-offs."""
-import asyncio
 import base64
 import concurrent.futures
 import json
 import os
 import re
-import ssl
 import sys
-import tempfile
-import threading
 import time
 import urllib.request
 
@@ -24,67 +20,12 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "compat"))
 
 from cryptography.hazmat.primitives import serialization  # noqa: E402
 from cryptography.hazmat.primitives.asymmetric import ec  # noqa: E402
-from h2.config import H2Configuration  # noqa: E402
-from h2.connection import H2Connection  # noqa: E402
-from h2.events import DataReceived, RequestReceived, StreamEnded  # noqa: E402
 
 from apns_fanout import cpu_seconds, post  # noqa: E402
-from apns_simulator import _certificate  # noqa: E402
 from conftest import HeraldServer  # noqa: E402
+from push_service import PushService  # noqa: E402
 
 APP = "web-push-bench"
-
-
-class PushService:
-    """Answers 201 to every push, on 127.0.0.1 over TLS and HTTP/2; counts pushes and connections."""
-
-    def __init__(self):
-        paths = _certificate(tempfile.mkdtemp(prefix="push-service-"))
-        self.ca_file = paths["ca.pem"]
-        self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
-        self.tls.load_cert_chain(paths["server.pem"], paths["server.key"])
-        self.tls.set_alpn_protocols(["h2"])
-        self.pushes, self.connections, self.authorizations = 0, 0, set()
-        self.loop = asyncio.new_event_loop()
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
-        self.server, self.port = None, 0
-
-    def come_up(self):
-        async def start():
-            return await self.loop.create_server(lambda: _Connection(self), "127.0.0.1", self.port,
-                                                 ssl=self.tls, reuse_address=True)
-        self.server = asyncio.run_coroutine_threadsafe(start(), self.loop).result(10)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    def go_down(self):
-        async def stop():
-            self.server.close()
-            await self.server.wait_closed()
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(10)
-
-
-class _Connection(asyncio.Protocol):
-    def __init__(self, service):
-        self.service = service
-        self.h2 = H2Connection(config=H2Configuration(client_side=False, header_encoding="utf-8"))
-
-    def connection_made(self, transport):
-        self.transport = transport
-        self.service.connections += 1
-        self.h2.initiate_connection()
-        self.h2.update_settings({0x3: 1000})
-        transport.write(self.h2.data_to_send())
-
-    def data_received(self, data):
-        for event in self.h2.receive_data(data):
-            if isinstance(event, RequestReceived):
-                self.service.authorizations.add(dict(event.headers).get("authorization"))
-            elif isinstance(event, DataReceived):
-                self.h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
-            elif isinstance(event, StreamEnded):
-                self.service.pushes += 1
-                self.h2.send_headers(event.stream_id, [(":status", "201")], end_stream=True)
-        self.transport.write(self.h2.data_to_send())
 
 
 def counter(metrics, name, label=""):

@@ -59,7 +59,8 @@ def _certificate(directory):
     """A CA and a server certificate for 127.0.0.1 and Apple's host names, written to `directory`."""
     now = datetime.datetime.now(datetime.timezone.utc)
     ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "APNs simulator CA")])
+    # A name of its own: TLS clients find a CA by its name, and several simulators may be trusted at once.
+    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, f"APNs simulator CA {os.urandom(4).hex()}")])
     ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
           .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(days=1))
           .not_valid_after(now + datetime.timedelta(days=30))
@@ -92,14 +93,47 @@ class Refusal(Exception):
         self.status, self.reason, self.timestamp = status, reason, timestamp
 
 
-class APNsSimulator:
-    def __init__(self):
-        self.directory = tempfile.mkdtemp(prefix="apns-simulator-")
+class LoopbackTLSServer:
+    """An HTTP/2 server over TLS on 127.0.0.1 with a CA of its own (`ca_file`), run on an event
+    loop thread of its own; `protocol()` makes each connection's protocol."""
+
+    def __init__(self, prefix):
+        self.directory = tempfile.mkdtemp(prefix=prefix)
         paths = _certificate(self.directory)
         self.ca_file = paths["ca.pem"]
         self.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         self.tls.load_cert_chain(paths["server.pem"], paths["server.key"])
         self.tls.set_alpn_protocols(["h2"])
+        self.loop = asyncio.new_event_loop()
+        self.server = None
+        self.port = None
+        self.transports = set()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+
+    def come_up(self):
+        async def start():
+            return await self.loop.create_server(self.protocol, "127.0.0.1", self.port or 0,
+                                                 ssl=self.tls, reuse_address=True)
+        self.server = asyncio.run_coroutine_threadsafe(start(), self.loop).result(10)
+        self.port = self.server.sockets[0].getsockname()[1]
+
+    def go_down(self):
+        """Stops listening and drops every connection, as an unreachable service would."""
+        async def stop():
+            self.server.close()
+            for transport in list(self.transports):
+                transport.abort()
+            await self.server.wait_closed()
+        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(10)
+
+    def close(self):
+        self.go_down()
+        self.loop.call_soon_threadsafe(self.loop.stop)
+
+
+class APNsSimulator(LoopbackTLSServer):
+    def __init__(self):
+        super().__init__("apns-simulator-")
         self.lock = threading.Lock()
         self.keys = {}  # key id -> (team id, public key)
         self.devices = {}  # device token -> bundle id
@@ -107,12 +141,10 @@ class APNsSimulator:
         self.received = []  # what was accepted: dicts of token, headers, payload, apns_id, jwt
         self.refused = []  # (status, reason) of each refusal
         self.connections = 0
-        self.loop = asyncio.new_event_loop()
-        self.server = None
-        self.port = None
-        self.transports = set()
-        threading.Thread(target=self.loop.run_forever, daemon=True).start()
         self.come_up()
+
+    def protocol(self):
+        return _Connection(self)
 
     # ------------------------------------------------------------------ control
 
@@ -143,26 +175,6 @@ class APNsSimulator:
     def accepted(self):
         with self.lock:
             return list(self.received)
-
-    def come_up(self):
-        async def start():
-            return await self.loop.create_server(lambda: _Connection(self), "127.0.0.1", self.port or 0,
-                                                 ssl=self.tls, reuse_address=True)
-        self.server = asyncio.run_coroutine_threadsafe(start(), self.loop).result(10)
-        self.port = self.server.sockets[0].getsockname()[1]
-
-    def go_down(self):
-        """Stops listening and drops every connection, as an unreachable APNs would."""
-        async def stop():
-            self.server.close()
-            for transport in list(self.transports):
-                transport.abort()
-            await self.server.wait_closed()
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(10)
-
-    def close(self):
-        self.go_down()
-        self.loop.call_soon_threadsafe(self.loop.stop)
 
     # ------------------------------------------------------------------ the rules
 

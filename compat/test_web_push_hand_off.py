@@ -17,9 +17,13 @@ from firebase_admin import exceptions, messaging
 
 import herald_sdk
 from conftest import HeraldDevice, HeraldServer, counter, event_types, free_port, wait_for
+from push_service import PushService
 
 APP = "wp-app"
 BROWSER = "wp-browser"
+# A browser's keys, for registrations whose messages no browser reads.
+KEYS = {"p256dh": "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM",
+        "auth": "tBHItJI5svbpez7KI4CCXg"}
 
 
 def post(url, body, headers):
@@ -40,6 +44,12 @@ class Pair:
         self.service.projects = {BROWSER: self.service.create_project(BROWSER)}
         self.drop_in_port, self.xmpp_port = free_port(), free_port()
         self.start_service()
+        # A stand-in push service whose answers a test chooses by the endpoint's path.
+        self.stand_in = PushService(answers=lambda path: 413 if path.startswith("/large/") else 201)
+        self.stand_in.come_up()
+        # One that refuses every JWT, as a service refusing the project's key would.
+        self.refusing = PushService(answers=lambda path: 401)
+        self.refusing.come_up()
         self.herald = HeraldServer()
         self.herald.projects = {APP: self.herald.create_project(APP)}
         self.key = self.herald.cli("project", "web-push-key", APP).strip()
@@ -55,7 +65,8 @@ class Pair:
     def start_herald(self):
         self.herald.start("--web-push-service", "localhost", "--web-push-service", "127.0.0.1",
                           "--allow-webhook-host", "localhost",
-                          "--outbound-ca", os.path.join(self.service.data_dir, "tls", "drop-in-ca.pem"))
+                          "--outbound-ca", os.path.join(self.service.data_dir, "tls", "drop-in-ca.pem"),
+                          "--outbound-ca", self.stand_in.ca_file, "--outbound-ca", self.refusing.ca_file)
 
     @property
     def app(self):
@@ -97,6 +108,8 @@ class Pair:
     def close(self):
         self.herald.stop()
         self.service.stop()
+        self.stand_in.go_down()
+        self.refusing.go_down()
 
 
 @pytest.fixture(scope="module")
@@ -147,8 +160,7 @@ def test_W2_the_browser_decrypts_the_payload_firebases_service_worker_reads(pair
 
 
 def test_W1_registrations_name_a_known_reachable_service_with_the_projects_key(pair):
-    keys = {"p256dh": "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM",
-            "auth": "tBHItJI5svbpez7KI4CCXg"}
+    keys = KEYS
     for endpoint in ["https://push.example.org/send/abc", "http://localhost:1/wp/abc",
                      f"https://127.0.0.1:{pair.drop_in_port}/wp/abc"]:
         status, body = pair.register(endpoint, keys)
@@ -219,24 +231,61 @@ def test_W3_a_kill_9_of_herald_mid_hand_off_loses_nothing(pair):
         device.stop()
 
 
-def test_W3_a_refused_key_holds_the_projects_messages_with_one_log_line(pair):
-    """A subscription made with another key than the one its registration named: the service
-    answers 403 to the project's JWT, and the project's messages to it wait, not in a loop."""
-    stranger = "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM"
-    device = HeraldDevice(pair.service, BROWSER, os.path.join(pair.service.directory, "browser-s.json"),
-                          "--web-push", "--application-server-key", stranger)
+def test_W3_a_service_that_never_took_the_key_holds_the_projects_messages_with_one_log_line(pair):
+    """A service answering 401 to the project's JWT: the messages to it wait for the probe,
+    not in a loop, with one log line."""
+    status, body = pair.register(f"https://localhost:{pair.refusing.port}/p/1", KEYS)
+    assert status == 200, body
+    for i in range(3):
+        messaging.send(messaging.Message(token=body["token"], data={"n": str(i)}), app=pair.app)
+    wait_for(lambda: counter(pair.herald.metrics(), "herald_web_push_credential_refusals_total") >= 1)
+    first = pair.refusing.pushes
+    time.sleep(8)
+    assert pair.refusing.pushes == first <= 3
+    with open(os.path.join(pair.herald.directory, "serve.log")) as f:
+        assert f.read().count("a push service refuses the project's Web Push key") == 1
+
+
+def test_W3_a_browser_subscribed_with_another_key_is_unregistered_and_holds_no_one(pair):
+    """The service took the project's JWT for one browser, then refuses it (403) for one
+    subscribed with another key: that registration goes, the other browser's messages do not wait."""
+    good = pair.browser("g")
+    stranger_key = "BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM"
+    stranger = HeraldDevice(pair.service, BROWSER, os.path.join(pair.service.directory, "browser-s.json"),
+                            "--web-push", "--application-server-key", stranger_key)
     try:
-        path = urllib.parse.urlsplit(device.line().split(": ", 1)[1]).path
-        keys = json.loads(device.line().split(": ", 1)[1])
+        token = pair.token(good)
+        messaging.send(messaging.Message(token=token, data={"n": "1"}), app=pair.app)
+        assert payload(good)["data"]["n"] == "1"
+        path = urllib.parse.urlsplit(stranger.line().split(": ", 1)[1]).path
+        keys = json.loads(stranger.line().split(": ", 1)[1])
         status, body = pair.register(f"https://localhost:{pair.drop_in_port}{path}", keys)
         assert status == 200, body
-        for i in range(3):
-            messaging.send(messaging.Message(token=body["token"], data={"n": str(i)}), app=pair.app)
-        wait_for(lambda: counter(pair.herald.metrics(), "herald_web_push_credential_refusals_total") >= 1)
-        device.nothing(8)
-        metrics = pair.herald.metrics()
-        assert counter(metrics, "herald_web_push_hand_offs_total", 'outcome="credential_refused"') <= 3
-        with open(os.path.join(pair.herald.directory, "serve.log")) as f:
-            assert f.read().count("a push service refuses the project's Web Push key") == 1
+        messaging.send(messaging.Message(token=body["token"], data={"n": "2"}), app=pair.app)
+        wait_for(lambda: unregistered(pair, body["token"]), timeout=20)
+        stranger.nothing(1)
+        messaging.send(messaging.Message(token=token, data={"n": "3"}), app=pair.app)
+        assert payload(good, timeout=5)["data"]["n"] == "3"
+    finally:
+        good.stop()
+        stranger.stop()
+
+
+def test_W3_a_message_the_service_refuses_for_good_is_withdrawn_as_a_dropped_event(pair):
+    status, body = pair.register(f"https://localhost:{pair.stand_in.port}/large/1", KEYS)
+    assert status == 200, body
+    name = messaging.send(messaging.Message(token=body["token"], data={"k": "v"}), app=pair.app)
+    assert wait_for(lambda: event_types(pair.herald, APP, name, pair.app)) == ["accepted", "dropped"]
+    assert counter(pair.herald.metrics(), "herald_web_push_hand_offs_total", 'outcome="refused"') >= 1
+
+
+def test_W1_a_topic_reaches_browsers_through_their_push_service(pair):
+    device = pair.browser("t")
+    try:
+        token = pair.token(device)
+        assert messaging.subscribe_to_topic([token], "scores", app=pair.app).success_count == 1
+        messaging.send(messaging.Message(topic="scores", notification=messaging.Notification(title="Goal")),
+                       app=pair.app)
+        assert payload(device)["notification"] == {"title": "Goal"}
     finally:
         device.stop()

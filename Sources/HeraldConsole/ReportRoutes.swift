@@ -17,7 +17,10 @@ struct ReportRoutes {
         ("Accepted", "#2f6fde", { $0[.accepted] }), ("Delivered", "#0a8a3d", { $0[.delivered] }),
         ("Pending", "#b57600", { $0.pending }), ("Collapsed", "#6b4fbb", { $0[.collapsed] }),
         ("Expired", "#8a93a3", { $0[.expired] }),
-        ("Dropped", "#c0392b", { $0[.droppedTooManyPending] + $0[.droppedDeviceInactive] + $0[.unregistered] }),
+        (
+            "Dropped", "#c0392b",
+            { $0[.droppedTooManyPending] + $0[.droppedDeviceInactive] + $0[.droppedRefused] + $0[.unregistered] }
+        ),
         ("Opened", "#117a8b", { $0[.opened] }), ("Impressions", "#1d2330", { $0[.impressions] }),
     ]
 

@@ -6,6 +6,8 @@ public enum DeliveryCounter: String, Sendable, Hashable, CaseIterable, Codable {
     case expired
     case droppedTooManyPending = "dropped_too_many_pending"
     case droppedDeviceInactive = "dropped_device_inactive"
+    /// Refused for good by the push service it was handed to (SEMANTICS A3, R4, W3).
+    case droppedRefused = "dropped_refused"
     case unregistered
     case throttled
     case opened

@@ -15,7 +15,8 @@ public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable 
     case collapsed
     /// Its time to live passed before the app instance took it.
     case expired
-    /// Discarded: the device's queue overflowed ("messages deleted") or the device is inactive.
+    /// Discarded: the device's queue overflowed ("messages deleted"), the device is inactive,
+    /// or the push service it was handed to refused it for good.
     case dropped
     /// Its app instance was unregistered while it waited.
     case unregistered
@@ -30,7 +31,7 @@ public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable 
         case .delivered: self = .delivered
         case .collapsed: self = .collapsed
         case .expired: self = .expired
-        case .droppedTooManyPending, .droppedDeviceInactive: self = .dropped
+        case .droppedTooManyPending, .droppedDeviceInactive, .droppedRefused: self = .dropped
         case .unregistered: self = .unregistered
         case .opened: self = .opened
         case .impressions: self = .impression
@@ -50,11 +51,13 @@ public enum MessageEventType: String, Sendable, Hashable, CaseIterable, Codable 
         return nil
     }
 
-    /// Why a counter's event happened, where its type alone does not say: SEMANTICS' rule id.
+    /// Why a counter's event happened, where its type alone does not say: SEMANTICS' rule id,
+    /// or for a push service's refusal, that.
     public static func reason(_ counter: DeliveryCounter) -> String {
         switch counter {
         case .droppedTooManyPending: "D1"
         case .droppedDeviceInactive: "L5"
+        case .droppedRefused: "refused by its push service"
         case .collapsed: "D2"
         case .expired: "D5"
         default: ""

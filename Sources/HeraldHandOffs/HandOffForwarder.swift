@@ -52,7 +52,7 @@ public final class HandOffForwarder: Service, Sendable {
     }
 
     public typealias Store = HandOffStore & QueueStore & RegistrationStore & APNsCredentialStore
-        & FCMRelayCredentialStore & WebPushKeyStore
+        & FCMRelayCredentialStore & WebPushKeyStore & StatsStore
 
     let configuration: Configuration
     private let store: any Store
@@ -136,9 +136,13 @@ public final class HandOffForwarder: Service, Sendable {
     private func settle(_ outcome: HandOffOutcome, now: Timestamp) async throws {
         if !outcome.delivered.isEmpty { _ = try await store.acknowledge(batch: outcome.delivered) }
         for token in outcome.unregistered { _ = try await store.deleteRegistration(token: token, at: now) }
-        for entry in outcome.dropped {
-            _ = try await store.withdraw(androidID: entry.androidID, persistentID: entry.persistentID)
+        // A message the other service refused for good is withdrawn; its `dropped` event says why.
+        var refused: [DeliveryStat] = []
+        for entry in outcome.dropped
+        where try await store.withdraw(androidID: entry.androidID, persistentID: entry.persistentID) {
+            refused.append(entry.stat(.droppedRefused))
         }
+        if !refused.isEmpty { try await store.record(refused) }
         for (at, sequences) in outcome.deferred { try await store.deferHandOffs(sequences, to: at) }
     }
 

@@ -34,6 +34,8 @@ final class WebPushHandOffs: Sendable {
     private let lane: HandOffLane<PoolKey, WebPushKey>
     private let connections = Mutex<[String: HTTP2Connection]>([:])
     private let signatures = Mutex<[PoolKey: Signature]>([:])
+    /// The JWT each service took at least once, for each project.
+    private let taken = Mutex<[PoolKey: String]>([:])
     private let keys = CredentialCache<WebPushKey?>()
 
     init(environment: HandOffEnvironment) {
@@ -95,9 +97,11 @@ final class WebPushHandOffs: Sendable {
         for ((handOff, _), answer) in zip(sendable, answers) {
             verdicts.append((handOff, HandOffVerdict(webPush: answer)))
         }
-        // The service took the key for other subscriptions: one that refuses it was made
-        // with another key than its registration named, and is of no use (W3).
-        if verdicts.contains(where: { $0.1 == .delivered }) {
+        // A service that took this JWT for a subscription does not refuse the key: a
+        // subscription that refuses it was made with another key than its registration named,
+        // and is of no use (W3). Only a JWT never taken holds the project's messages.
+        if verdicts.contains(where: { $0.1 == .delivered }) { taken.withLock { $0[key] = authorization } }
+        if taken.withLock({ $0[key] == authorization }) {
             for index in verdicts.indices {
                 if case .credentialRefused(let reason) = verdicts[index].1 {
                     verdicts[index].1 = .unregistered(reason: reason + ", made for another key")

@@ -23,6 +23,7 @@ struct StatsCommand: AsyncParsableCommand {
             ("accepted", { $0[.accepted] }), ("delivered", { $0[.delivered] }), ("pending", { $0.pending }),
             ("collapsed", { $0[.collapsed] }), ("expired", { $0[.expired] }),
             ("too_many_pending", { $0[.droppedTooManyPending] }), ("inactive", { $0[.droppedDeviceInactive] }),
+            ("refused", { $0[.droppedRefused] }),
             ("unregistered", { $0[.unregistered] }), ("throttled", { $0[.throttled] }), ("opened", { $0[.opened] }),
             ("impressions", { $0[.impressions] }),
         ]
