@@ -171,6 +171,7 @@ def test_W1_registrations_name_a_known_reachable_service_with_the_projects_key(p
                                  application_key="BDOU99-h67HcA6JeFXHbSNMu7e2yNNu3RzoMj8TM4W88jITfq7ZmPvIM1Iv"
                                                  "-4_l2LxQcYwhqby2xGpWwzjfAnG4")
     assert status == 400 and pair.key in body["error"]["message"], body
+    assert f"web push key (getToken's vapidKey): {pair.key}" in pair.herald.cli("project", "show", APP)
 
 
 def test_W2_a_body_over_4096_bytes_once_encrypted_is_invalid_argument_at_send_time(pair):

@@ -83,6 +83,8 @@ struct ProjectCommand: AsyncParsableCommand {
             for credential in apns { print("  \(credential.summary)") }
             let relay = try await store.fcmRelayCredential(projectID: projectID)
             print("fcm relay: \(relay?.summary ?? "none")")
+            let webPushKey = try await store.webPushKey(projectID: projectID)
+            print("web push key (getToken's vapidKey): \(webPushKey?.applicationServerKey ?? "none")")
             let shown = 100
             let web = try await store.webRegistrations(projectID: projectID, limit: shown + 1)
             print("web registrations (push channels of browsers and Web Push receivers):\(web.isEmpty ? " none" : "")")
@@ -92,7 +94,8 @@ struct ProjectCommand: AsyncParsableCommand {
                 print(
                     "  \(registration.token.prefix(12))…  device \(registration.androidID)  "
                         + "\(site?.split(separator: "#").first.map(String.init) ?? registration.appID)  "
-                        + "\(registration.webKeys?.coding ?? "")")
+                        + "\(registration.webKeys?.coding ?? "")"
+                        + (registration.webPushEndpoint.map { "  at \(WebOrigin.of($0))" } ?? ""))
             }
             if web.count > shown { print("  (the first \(shown) shown)") }
         }
