@@ -26,10 +26,15 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
     private let naming: Naming
     private let environment: HandOffEnvironment
     private let pacing = Mutex<[Key: HandOffPacing<Credential>]>([:])
+    /// `herald_<metric>_hand_offs_total` and `herald_<metric>_credential_refusals_total`.
+    private let handOffsMetric: String
+    private let refusalsMetric: String
 
     init(naming: Naming, environment: HandOffEnvironment) {
         self.naming = naming
         self.environment = environment
+        handOffsMetric = "herald_\(naming.metric)_hand_offs_total"
+        refusalsMetric = "herald_\(naming.metric)_credential_refusals_total"
     }
 
     /// The deferral of entries that must wait now, or nil when they may go.
@@ -62,7 +67,7 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
                     status: .unauthenticated, fcmCode: .thirdPartyAuthError, message: naming.refusalError(key, reason)),
                 projectID, now)
         }
-        environment.metrics.increment("herald_\(naming.metric)_credential_refusals_total", by: handOffs.count)
+        environment.metrics.increment(refusalsMetric, by: handOffs.count)
         outcome.deferred[now.adding(seconds: HandOffPacing<Credential>.pausedRecheckSeconds), default: []] +=
             handOffs.map(\.entry.sequence)
     }
@@ -70,8 +75,7 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
     /// Defers entries that could not be sent at all (no connection, no token): a backoff.
     func unreachable(_ handOffs: [HandOff], key: Key, now: Timestamp, into outcome: inout HandOffOutcome) {
         let at = pacing.withLock { $0[key, default: HandOffPacing()].failed(now: now, jitter: .random(in: 0..<1)) }
-        environment.metrics.increment(
-            "herald_\(naming.metric)_hand_offs_total", [("outcome", "retry")], by: handOffs.count)
+        environment.metrics.increment(handOffsMetric, [("outcome", "retry")], by: handOffs.count)
         outcome.deferred[at, default: []] += handOffs.map(\.entry.sequence)
     }
 
@@ -115,7 +119,7 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
                 refusedReason = reason
                 retried.append(handOff)
             }
-            environment.metrics.increment("herald_\(naming.metric)_hand_offs_total", [("outcome", verdict.outcome)])
+            environment.metrics.increment(handOffsMetric, [("outcome", verdict.outcome)])
         }
         if !renewed.isEmpty { outcome.deferred[now.adding(seconds: 1), default: []] += renewed }
         if let refusedReason {
