@@ -62,9 +62,9 @@ class Pair:
                            "--xmpp-port", str(self.xmpp_port),
                            "--web-push-audience", f"https://localhost:{self.drop_in_port}")
 
-    def start_herald(self):
+    def start_herald(self, allow="localhost"):
         self.herald.start("--web-push-service", "localhost", "--web-push-service", "127.0.0.1",
-                          "--allow-webhook-host", "localhost",
+                          "--allow-webhook-host", allow,
                           "--outbound-ca", os.path.join(self.service.data_dir, "tls", "drop-in-ca.pem"),
                           "--outbound-ca", self.stand_in.ca_file, "--outbound-ca", self.refusing.ca_file)
 
@@ -288,5 +288,26 @@ def test_W1_a_topic_reaches_browsers_through_their_push_service(pair):
         messaging.send(messaging.Message(topic="scores", notification=messaging.Notification(title="Goal")),
                        app=pair.app)
         assert payload(device)["notification"] == {"title": "Goal"}
+    finally:
+        device.stop()
+
+
+def test_W1_a_push_services_address_is_checked_again_at_each_connection(pair):
+    """A registration made while its service's address was allowed: once it no longer is, its
+    messages wait rather than go there, and go when it is allowed again."""
+    device = pair.browser("r")
+    try:
+        token = pair.token(device)
+        pair.herald.process.terminate()
+        pair.herald.process.wait(timeout=15)
+        pair.start_herald(allow="push.example.org")
+        messaging.send(messaging.Message(token=token, data={"n": "1"}), app=pair.app)
+        device.nothing(4)
+        with open(os.path.join(pair.herald.directory, "serve.log")) as f:
+            assert "a push service's address is refused" in f.read()
+        pair.herald.process.terminate()
+        pair.herald.process.wait(timeout=15)
+        pair.start_herald()
+        assert payload(device, timeout=60)["data"]["n"] == "1"
     finally:
         device.stop()

@@ -24,6 +24,9 @@ final class HTTP2Connection: Sendable {
     let host: String
     let port: Int
     private let tls: NIOSSLContext
+    /// The address each new connection goes to, checked then; nil connects to `host` as
+    /// resolved by the system.
+    private let address: (@Sendable () throws -> String)?
     private let channel: Mutex<(any Channel)?> = Mutex(nil)
 
     /// How long a batch's answers may take before its unanswered requests are retried.
@@ -33,8 +36,13 @@ final class HTTP2Connection: Sendable {
     struct NoAnswer: Error {}
 
     /// A connection to `baseURL`'s host and port (443 unless the URL names one) with `tls`,
-    /// whose application protocols this sets to `h2`.
-    init(baseURL: String, tls configuration: TLSConfiguration) throws {
+    /// whose application protocols this sets to `h2`; `address`, when given, answers the
+    /// address to connect to each time a connection is made (the host still names the TLS
+    /// server and the requests' authority), or throws to refuse it.
+    init(
+        baseURL: String, tls configuration: TLSConfiguration, address: (@Sendable () throws -> String)? = nil
+    ) throws {
+        self.address = address
         let authority = baseURL.dropFirst("https://".count).split(separator: "/").first.map(String.init) ?? ""
         if let colon = authority.lastIndex(of: ":"), let port = Int(authority[authority.index(after: colon)...]) {
             (host, self.port) = (String(authority[..<colon]), port)
@@ -106,7 +114,7 @@ final class HTTP2Connection: Sendable {
                     try sync.addHandler(HTTP2FrameHandler())
                 }
             }
-            .connect(host: host, port: port).get()
+            .connect(host: try address?() ?? host, port: port).get()
         let replaced = channel.withLock { current in
             defer { current = made }
             return current

@@ -23,6 +23,11 @@ public final class HandOffForwarder: Service, Sendable {
         public var trustRoots: [String]
         /// The contact the VAPID JWTs name (`sub`): a `mailto:` or `https:` URL.
         public var webPushContact: String
+        /// The address a browser push service's origin may be reached at, checked each time a
+        /// connection to it is made as webhook targets are (SEMANTICS W1); throws to refuse it.
+        public var webPushAddress: @Sendable (String) throws -> String = { _ in
+            throw CheckRefused(reason: "no address policy")
+        }
         /// Entries claimed at once.
         public var batchSize: Int
         /// How long a claim holds its entries.
@@ -49,6 +54,14 @@ public final class HandOffForwarder: Service, Sendable {
             self.claimSeconds = claimSeconds
             self.idleWait = idleWait
         }
+    }
+
+    /// Why a push service's address is refused.
+    public struct CheckRefused: Error, CustomStringConvertible {
+        public var reason: String
+        public var description: String { reason }
+
+        public init(reason: String) { self.reason = reason }
     }
 
     public typealias Store = HandOffStore & QueueStore & RegistrationStore & APNsCredentialStore

@@ -136,11 +136,25 @@ final class WebPushHandOffs: Sendable {
         return authorization
     }
 
-    /// The connection to a push service, shared by every project.
+    /// The connection to a push service, shared by every project, to the address its origin
+    /// has when each connection is made, checked as a webhook target's is.
     private func connection(origin: String) throws -> HTTP2Connection {
         if let known = connections.withLock({ $0[origin] }) { return known }
+        let check = environment.configuration.webPushAddress
+        let logger = environment.logger
         let made = try HTTP2Connection(
-            baseURL: origin, tls: HTTP2Connection.clientTLS(trustRoots: environment.configuration.trustRoots))
+            baseURL: origin, tls: HTTP2Connection.clientTLS(trustRoots: environment.configuration.trustRoots),
+            address: {
+                // Checked again at each connection, and connected to as checked: the name is
+                // not resolved a second time in between.
+                do {
+                    return try check(origin)
+                } catch {
+                    logger.warning(
+                        "a push service's address is refused", metadata: ["service": "\(origin)", "why": "\(error)"])
+                    throw error
+                }
+            })
         return connections.withLock { connections in
             if let raced = connections[origin] { return raced }
             connections[origin] = made

@@ -257,7 +257,7 @@ public struct HeraldNode: Sendable {
             ScheduledSender(
                 store: store, sender: environment.consoleSender, directory: directory, clock: clock, logger: logger),
             HandOffForwarder(
-                configuration: configuration.handOffs, store: store, clock: clock, metrics: metrics,
+                configuration: configuration.effectiveHandOffs, store: store, clock: clock, metrics: metrics,
                 logger: logger, countError: environment.errors.count),
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
             WebhookSender(

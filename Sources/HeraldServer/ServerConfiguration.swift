@@ -90,6 +90,21 @@ public struct ServerConfiguration: Sendable {
         return WebhookTargetPolicy(allowedHosts: webhookAllowedHosts, ownHosts: hosts, ownPorts: ports)
     }
 
+    /// The hand-offs' configuration, with the browser push services' addresses checked as
+    /// webhook targets are (SEMANTICS W1).
+    public var effectiveHandOffs: HandOffForwarder.Configuration {
+        var handOffs = self.handOffs
+        let targets = webhookTargets
+        handOffs.webPushAddress = { origin in
+            do throws(WebhookTargetPolicy.Refusal) {
+                return try targets.check(origin).address
+            } catch {
+                throw HandOffForwarder.CheckRefused(reason: error.description)
+            }
+        }
+        return handOffs
+    }
+
     /// The public URL, or the default one.
     public var effectivePublicURL: String { publicURL ?? "http://\(httpHost):\(httpPort)" }
     /// The device gateway (MCS). Default: port 5228 on `httpHost` with generated TLS
