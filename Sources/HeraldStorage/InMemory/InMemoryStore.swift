@@ -3,18 +3,18 @@ public import HeraldCore
 /// A store that keeps everything in memory: for unit tests, and as the reference the
 /// other backends are checked against.
 public actor InMemoryStore: HeraldStore {
-    private var projectsByID: [String: Project] = [:]
+    var projectsByID: [String: Project] = [:]
     private var keysByID: [String: ServiceAccountKey] = [:]
     private var secrets: [String: [UInt8]] = [:]
     private var receipts: Set<String> = []
     private var messages: [String: StoredMessage] = [:]
-    private var revision: Int64 = 0
+    var revision: Int64 = 0
     private var devices: [UInt64: Device] = [:]
     var registrationsByToken: [String: Registration] = [:]
     private var installations: [String: Installation] = [:]
-    private var apnsCredentialsByProject: [String: [APNsCredential.Kind: APNsCredential]] = [:]
-    private var fcmRelayCredentialsByProject: [String: FCMRelayCredential] = [:]
-    private var webPushKeysByProject: [String: WebPushKey] = [:]
+    var apnsCredentialsByProject: [String: [APNsCredential.Kind: APNsCredential]] = [:]
+    var fcmRelayCredentialsByProject: [String: FCMRelayCredential] = [:]
+    var webPushKeysByProject: [String: WebPushKey] = [:]
     private var queue: [QueuedMessage] = []
     /// When each hand-off entry (by sequence) is next due; absent is due at once.
     var handOffAt: [Int64: Int64] = [:]
@@ -296,49 +296,6 @@ public actor InMemoryStore: HeraldStore {
         }.prefix(limit)
         for device in abandoned { devices[device.androidID] = nil }
         return abandoned.count
-    }
-
-    public func setAPNsCredential(_ credential: APNsCredential) throws {
-        guard projectsByID[credential.projectID] != nil else { throw StoreError.notFound("project") }
-        apnsCredentialsByProject[credential.projectID, default: [:]][credential.kind] = credential
-        revision += 1
-    }
-
-    public func apnsCredentials(projectID: String) -> [APNsCredential] {
-        APNsCredential.Kind.allCases.compactMap { apnsCredentialsByProject[projectID]?[$0] }
-    }
-
-    public func removeAPNsCredential(projectID: String, kind: APNsCredential.Kind) -> Bool {
-        guard apnsCredentialsByProject[projectID]?.removeValue(forKey: kind) != nil else { return false }
-        revision += 1
-        return true
-    }
-
-    public func setFCMRelayCredential(_ credential: FCMRelayCredential) throws {
-        guard projectsByID[credential.projectID] != nil else { throw StoreError.notFound("project") }
-        fcmRelayCredentialsByProject[credential.projectID] = credential
-        revision += 1
-    }
-
-    public func fcmRelayCredential(projectID: String) -> FCMRelayCredential? {
-        fcmRelayCredentialsByProject[projectID]
-    }
-
-    public func webPushKey(projectID: String) -> WebPushKey? {
-        webPushKeysByProject[projectID]
-    }
-
-    public func keepWebPushKey(_ key: WebPushKey) throws -> WebPushKey {
-        guard projectsByID[key.projectID] != nil else { throw StoreError.notFound("project") }
-        if let kept = webPushKeysByProject[key.projectID] { return kept }
-        webPushKeysByProject[key.projectID] = key
-        return key
-    }
-
-    public func removeFCMRelayCredential(projectID: String) -> Bool {
-        guard fcmRelayCredentialsByProject.removeValue(forKey: projectID) != nil else { return false }
-        revision += 1
-        return true
     }
 
     public func deleteAbandonedInstallations(createdBefore: Timestamp, limit: Int) -> Int {
