@@ -3,6 +3,12 @@
 /// is, the topic that replaces an undelivered one, and the encrypted body with what the
 /// device needs to decrypt it (RFC 8291, and the older `aesgcm` draft).
 public struct WebPushRequest: Sendable, Equatable {
+    /// Whether `text` may be a `Topic` (RFC 8030 §5.4): 1 to 32 characters of the URL- and
+    /// filename-safe base64 alphabet.
+    public static func isTopic(_ text: String) -> Bool {
+        (1...32).contains(text.utf8.count) && text.utf8.allSatisfy(Base64URL.isAlphabet)
+    }
+
     /// RFC 8030 §5.3. Only `high` wakes a dozing device (SEMANTICS D4).
     public enum Urgency: String, Sendable, Equatable {
         case veryLow = "very-low"
@@ -79,8 +85,7 @@ public struct WebPushRequest: Sendable, Equatable {
             request.urgency = urgency
         }
         if let topic = header("topic")?.trimmingSpaces {
-            // RFC 8030 §5.4: at most 32 characters of the URL- and filename-safe base64 alphabet.
-            guard !topic.isEmpty, topic.utf8.count <= 32, topic.utf8.allSatisfy(Base64URL.isAlphabet) else {
+            guard Self.isTopic(topic) else {
                 throw Refusal(status: 400, reason: "Topic must be 1 to 32 characters of base64url.")
             }
             request.topic = topic

@@ -27,9 +27,10 @@ public struct WebPushServices: Sendable, Equatable {
         guard endpoint.hasPrefix("https://"), endpoint.utf8.count <= Self.maximumEndpointBytes,
             !endpoint.contains(where: { $0.isWhitespace || $0 == "@" || $0 == "\\" })
         else { return nil }
-        let authority = WebOrigin.of(endpoint).dropFirst("https://".count)
+        let origin = WebOrigin.of(endpoint)
+        let authority = origin.dropFirst("https://".count)
         let host = authority.hasPrefix("[") ? authority : authority.split(separator: ":").first ?? ""
-        guard !host.isEmpty, WebOrigin.of(endpoint).utf8.count < endpoint.utf8.count, contains(host: String(host))
+        guard !host.isEmpty, origin.utf8.count < endpoint.utf8.count, contains(host: String(host))
         else { return nil }
         return String(host)
     }

@@ -7,7 +7,7 @@ import HeraldProtocol
 /// registration's endpoint with the time to live that is left, an `Urgency` (the sender's
 /// `webpush.headers`, else the message's priority) and a `Topic` (the sender's, else one made
 /// from the collapse key).
-public struct WebPushHandOffRequest: Sendable, Equatable {
+public struct WebPushHandOffRequest: Sendable {
     /// The endpoint's path at its push service.
     public var path: String
     /// `ttl`, `urgency` and, when there is one, `topic`.
@@ -17,9 +17,6 @@ public struct WebPushHandOffRequest: Sendable, Equatable {
     /// Why an entry cannot be handed off.
     public struct Unusable: Error, Sendable, Equatable {}
 
-    /// RFC 8030's urgencies.
-    static let urgencies: Set<String> = ["very-low", "low", "normal", "high"]
-
     public init(_ entry: QueuedMessage, endpoint: String, now: Timestamp) throws(Unusable) {
         guard let stanza = try? McsProto_DataMessageStanza(serializedBytes: entry.stanza),
             stanza.appData.contains(where: { $0.key == "content-encoding" && $0.value == "aes128gcm" })
@@ -28,26 +25,19 @@ public struct WebPushHandOffRequest: Sendable, Equatable {
         body = Array(stanza.rawData)
         let left = stanza.ttl == 0 ? 0 : max(0, (entry.expiresAt.milliseconds - now.milliseconds) / 1000)
         let chosen = { (key: String) in stanza.appData.first { $0.key == key }?.value }
-        let urgency = chosen("urgency").flatMap { Self.urgencies.contains($0) ? $0 : nil }
-        headers = [("ttl", String(left)), ("urgency", urgency ?? (entry.isHighPriority ? "high" : "normal"))]
-        let topic = chosen("topic").flatMap { Self.topic($0) } ?? entry.collapseKey.flatMap(Self.topic(collapseKey:))
+        let urgency = chosen("urgency").flatMap(WebPushRequest.Urgency.init(rawValue:))
+        headers = [("ttl", String(left)), ("urgency", (urgency ?? (entry.isHighPriority ? .high : .normal)).rawValue)]
+        let topic =
+            chosen("topic").flatMap { WebPushRequest.isTopic($0) ? $0 : nil }
+            ?? entry.collapseKey.flatMap(Self.topic(collapseKey:))
         if let topic { headers.append(("topic", topic)) }
-    }
-
-    /// A `Topic` as RFC 8030 takes it: at most 32 characters of base64url.
-    static func topic(_ text: String) -> String? {
-        (1...32).contains(text.utf8.count) && text.utf8.allSatisfy(Base64URL.isAlphabet) ? text : nil
     }
 
     /// The `Topic` of a collapse key: the key itself when it is one, else 32 characters of
     /// its SHA-256, so that messages with one collapse key replace each other at the service.
     static func topic(collapseKey: String) -> String? {
         guard !collapseKey.isEmpty else { return nil }
-        return topic(collapseKey)
-            ?? String(Base64URL.encode(Array(SHA256.hash(data: Array(collapseKey.utf8)))).prefix(32))
-    }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool {
-        lhs.path == rhs.path && lhs.body == rhs.body && lhs.headers.elementsEqual(rhs.headers) { $0 == $1 }
+        if WebPushRequest.isTopic(collapseKey) { return collapseKey }
+        return String(Base64URL.encode(Array(SHA256.hash(data: Array(collapseKey.utf8)))).prefix(32))
     }
 }

@@ -65,7 +65,7 @@ import Testing
             endpoint: Self.endpoint, now: Timestamp(milliseconds: 0))
         let topic = try #require(hashed.headers.first { $0.0 == "topic" }?.1)
         #expect(hashed.headers.first?.1 == "100" && hashed.headers[1].1 == "normal")
-        #expect(topic.count == 32 && WebPushHandOffRequest.topic(topic) == topic)
+        #expect(topic.count == 32 && WebPushRequest.isTopic(topic))
         // Sent with 0, or past its time: TTL 0.
         let nowOrNever = try WebPushHandOffRequest(
             Self.entry(stanza: try Self.stanza(ttl: 0)), endpoint: Self.endpoint, now: Timestamp(milliseconds: 0))
