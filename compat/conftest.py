@@ -1,5 +1,6 @@
 """Fixtures that run a real `herald serve` for the compatibility suite."""
 import contextlib
+import http.server
 import json
 import os
 import queue
@@ -250,3 +251,29 @@ def clean_apps():
     yield
     for app in list(firebase_admin._apps.values()):
         firebase_admin.delete_app(app)
+
+
+def serve_site(host, page, worker, on_post):
+    """A site on http://HOST:PORT serving `page` and its service worker `/sw.js`, handing
+    each POST's path and text to `on_post`; answers the server and its base URL."""
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            body, kind = (worker, "text/javascript") if self.path == "/sw.js" else (page, "text/html")
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def do_POST(self):
+            on_post(self.path, self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://{host}:{server.server_port}"

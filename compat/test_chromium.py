@@ -16,10 +16,8 @@ import queue
 import shutil
 import subprocess
 import tempfile
-import threading
 import time
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 from cryptography.hazmat.primitives import serialization
@@ -27,7 +25,7 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from firebase_admin import messaging
 
 import herald_sdk
-from conftest import free_port
+from conftest import free_port, serve_site
 
 CHROMIUM = shutil.which("chromium") or "chromium"  # scripts/test installs Debian's chromium and libnss3-tools
 
@@ -59,27 +57,7 @@ class Origin:
     def __init__(self):
         self.pushes = queue.Queue()
         pushes = self.pushes
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_GET(self):
-                body, kind = (WORKER, "text/javascript") if self.path == "/sw.js" else (PAGE, "text/html")
-                self.send_response(200)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(body)))
-                self.end_headers()
-                self.wfile.write(body)
-
-            def do_POST(self):
-                pushes.put(self.rfile.read(int(self.headers.get("Content-Length", 0))).decode())
-                self.send_response(204)
-                self.end_headers()
-
-            def log_message(self, *args):
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-        self.url = f"http://localhost:{self.server.server_port}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.server, self.url = serve_site("localhost", PAGE, WORKER, lambda path, text: pushes.put(text))
 
     def stop(self):
         self.server.shutdown()

@@ -124,8 +124,11 @@ public final class WebPushRelay: Sendable {
         }
         let receipts = try receiptSubscription(for: request, senderKey: credential?.key ?? [])
         let id = SecureRandom.token(bytes: 16)
+        // A channel of a project (one made over Mozilla's push protocol, SEMANTICS W6) keeps
+        // the message's record and events there; any other belongs to no project.
+        let owner = channel.projectID ?? ""
         var entry = QueuedMessage(
-            androidID: channel.androidID, token: channel.token, persistentID: id, messageID: id, projectID: "",
+            androidID: channel.androidID, token: channel.token, persistentID: id, messageID: id, projectID: owner,
             stanza: MCSFrame.webPushStanza(
                 request, category: channel.appID, from: channel.sender, subtype: channel.subtype),
             createdAt: now, expiresAt: now.adding(seconds: request.ttlSeconds), collapseKey: request.topic,
@@ -141,6 +144,11 @@ public final class WebPushRelay: Sendable {
             let (handOver, stats) = try await planner.deliverNow([entry], now: now)
             let delivered = stats.contains { $0.counter == .delivered }
             queue = handOver
+            if !owner.isEmpty {
+                try await store.appendMessages(
+                    [record(entry, request: request)], queue: [], limits: .unlimited,
+                    stats: [DeliveryStat(entry.statKey, .accepted)] + (handOver.isEmpty ? stats : []))
+            }
             metrics.increment(
                 "herald_web_push_messages_total",
                 [("outcome", delivered ? "delivered" : handOver.isEmpty ? "dropped" : "handed_over")])
@@ -163,13 +171,33 @@ public final class WebPushRelay: Sendable {
             var enqueued: [Enqueued] = []
             // Tells the session what was written; the offers of a failed write are forgotten.
             defer { path.written(settled, enqueued) }
-            if !settled.toWrite.isEmpty {
+            if !owner.isEmpty {
+                enqueued = try await store.appendMessages(
+                    request.ttlSeconds == 0 ? [] : [record(entry, request: request)], queue: settled.toWrite,
+                    limits: limits,
+                    stats: (request.ttlSeconds == 0 ? [] : [DeliveryStat(entry.statKey, .accepted)])
+                        + settled.acknowledged.map { $0.stat(.delivered) })
+            } else if !settled.toWrite.isEmpty {
                 enqueued = try await store.appendMessages([], queue: settled.toWrite, limits: limits, stats: [])
             }
         }
         return Accepted(
             messageID: id, ttlSeconds: request.ttlSeconds, location: messageResource(token: token, messageID: id),
             receipts: receipts)
+    }
+
+    /// The record of a push message to a project's channel, for its status and events: its
+    /// body stays encrypted and unread, so the record tells its size and headers only.
+    private func record(_ entry: QueuedMessage, request: WebPushRequest) -> StoredMessage {
+        var webPush: [(key: String, value: JSONValue)] = [
+            ("ttl", .number(Double(request.ttlSeconds))), ("urgency", .string(request.urgency.rawValue)),
+            ("bytes", .number(Double(request.body.count))),
+        ]
+        if let topic = request.topic { webPush.append(("topic", .string(topic))) }
+        return StoredMessage(
+            id: entry.messageID, projectID: entry.projectID, targetKind: .token, target: entry.token,
+            body: JSONValue.object([("token", .string(entry.token)), ("web_push", .object(webPush))]).rendered,
+            createdAt: entry.createdAt, expiresAt: entry.expiresAt)
     }
 
     /// The receipt subscription a push message's receipt goes to: the one its `Push-Receipt`

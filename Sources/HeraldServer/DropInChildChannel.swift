@@ -32,38 +32,26 @@ struct DropInChildChannel: ServerChildChannel {
     let admission: ConnectionAdmission
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        let route = channel.eventLoop.makePromise(of: Route.self)
-        // A connection that closes before its client hello is read is never routed: its
-        // route fails then, or the server would wait for it forever when it shuts down
-        // (`UnroutedConnectionHandler` closes one that stays silent).
-        let routed = NIOLoopBoundBox(false, eventLoop: channel.eventLoop)
-        channel.closeFuture.whenComplete { _ in
-            if !routed.value {
-                routed.value = true
-                route.fail(ChannelError.ioOnClosedChannel)
-            }
-        }
+        let route = ConnectionRoute<Route>(channel: channel)
         let reader = SNIHandler { result in
-            guard !routed.value else { return channel.eventLoop.makeSucceededVoidFuture() }
-            routed.value = true
-            if case .hostname(let name) = result, DropInHosts.isDeviceGateway(name) {
-                route.completeWith(Result { try gateway.adopt(channel, tls: deviceTLS) }.map { .device })
-            } else {
-                route.completeWith(
-                    http.setup(channel: channel, logger: logger).flatMapThrowing { value in
-                        let tls = try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
-                        try channel.pipeline.syncOperations.addHandler(HTTP2StreamAllowance(), position: .after(tls))
-                        return .http(value)
-                    })
+            route.decide {
+                if case .hostname(let name) = result, DropInHosts.isDeviceGateway(name) {
+                    return channel.eventLoop.makeCompletedFuture {
+                        try gateway.adopt(channel, tls: deviceTLS)
+                        return .device
+                    }
+                }
+                return http.setup(channel: channel, logger: logger).flatMapThrowing { value in
+                    let tls = try channel.pipeline.syncOperations.handler(type: NIOSSLServerHandler.self)
+                    try channel.pipeline.syncOperations.addHandler(HTTP2StreamAllowance(), position: .after(tls))
+                    return .http(value)
+                }
             }
             // The reader then removes itself and hands the client hello on to the TLS handler.
-            return channel.eventLoop.makeSucceededVoidFuture()
         }
         return channel.eventLoop.makeCompletedFuture {
-            try channel.pipeline.syncOperations.addHandler(admission.makeHandler())
-            try channel.pipeline.syncOperations.addHandler(UnroutedConnectionHandler(routed: routed))
-            try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(reader))
-            return Value(channel: channel, route: route.futureResult)
+            try route.install(reader: reader, admission: admission)
+            return Value(channel: channel, route: route.future)
         }
     }
 

@@ -8,6 +8,7 @@ public import HeraldStorage
 public import HeraldTelemetry
 import HeraldWebhooks
 public import Hummingbird
+import HummingbirdCore
 public import Logging
 import NIOCore
 public import Prometheus
@@ -45,6 +46,8 @@ public struct HeraldNode: Sendable {
     public let admission: ConnectionAdmission
     /// Devices to signal to the nodes holding them, when several share the store.
     let outbox: Outbox?
+    /// Mozilla's push protocol (Firefox, Sunup), when a project is named for it.
+    let mozillaPush: MozillaPushService?
     let logger: Logger
 
     /// Builds a node over a store; nothing listens until `run()`.
@@ -144,6 +147,16 @@ public struct HeraldNode: Sendable {
                 return error.description
             }
         }
+        if let projectID = configuration.mozillaPushProject {
+            guard directory.project(named: projectID) != nil else {
+                throw AdministrationError("--mozilla-push-project names no project: \(projectID)")
+            }
+            mozillaPush = MozillaPushService(
+                projectID: projectID, endpointBase: configuration.effectivePublicURL, store: store, clock: clock,
+                logger: logger)
+        } else {
+            mozillaPush = nil
+        }
         environment.webPush = WebPushRelay(
             configuration: .init(
                 publicURL: configuration.effectivePublicURL, audiences: Set(configuration.webPushAudiences)),
@@ -187,12 +200,28 @@ public struct HeraldNode: Sendable {
     {
         Application(
             router: router(),
-            server: .http1(
-                configuration: .init(additionalChannelHandlers: [admission.makeHandler()] + requestHandlers())),
+            server: httpServer(),
             configuration: .init(
                 address: .hostname(configuration.httpHost, port: configuration.httpPort), serverName: "Herald"),
             onServerRunning: { channel in await onServerRunning(channel.localAddress?.port ?? 0) },
             logger: logger)
+    }
+
+    /// HTTP/1.1, and on the same port Mozilla's push protocol when it is served: a
+    /// connection whose first request asks for a WebSocket goes to the device gateway
+    /// (`HTTPPortChildChannel`).
+    private func httpServer() -> HTTPServerBuilder {
+        let handlers = requestHandlers
+        guard let mozillaPush else {
+            return .http1(configuration: .init(additionalChannelHandlers: [admission.makeHandler()] + handlers()))
+        }
+        let gateway = gateway
+        let admission = admission
+        return HTTPServerBuilder { responder in
+            HTTPPortChildChannel(
+                http: HTTP1Channel(responder: responder, configuration: .init(additionalChannelHandlers: handlers())),
+                gateway: gateway, service: mozillaPush, admission: admission)
+        }
     }
 
     /// Every HTTP route: the API's and the console's; in drop-in mode, served only under the

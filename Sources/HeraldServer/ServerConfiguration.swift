@@ -51,6 +51,10 @@ public struct ServerConfiguration: Sendable {
     public var webPushAudiences: [String] = []
     /// The browsers' push services web registrations may name (SEMANTICS W1).
     public var webPushServices = WebPushServices()
+    /// The project that owns the push channels browsers and phones make over Mozilla's push
+    /// protocol (Firefox, Sunup; SEMANTICS W6), served on the HTTP port (and drop-in mode's
+    /// `push.services.mozilla.com`); nil: the protocol is not served.
+    public var mozillaPushProject: String?
     /// Drop-in mode's HTTPS listener (FCM's host names resolved to Herald); nil for none.
     public var dropIn: DropInListener?
 

@@ -117,6 +117,14 @@ struct Serve: AsyncParsableCommand {
     var webPushServices: [String] = []
 
     @Option(
+        name: .customLong("mozilla-push-project"),
+        help: """
+            Serve Mozilla's push protocol (Firefox, UnifiedPush's Sunup) on the HTTP port, its channels \
+            owned by this project (docs/guide/web-push.md).
+            """)
+    var mozillaPushProject: String?
+
+    @Option(
         name: .customLong("web-push-contact"),
         help: "The contact (mailto: or https: URL) the VAPID JWTs of Web Push hand-offs name.")
     var webPushContact = HandOffForwarder.Configuration.defaultWebPushContact
@@ -280,6 +288,7 @@ struct Serve: AsyncParsableCommand {
             productionURL: apnsProductionURL, developmentURL: apnsDevelopmentURL, fcmURL: fcmURL,
             trustRoots: outboundCAs, webPushContact: webPushContact)
         configuration.webPushServices = WebPushServices(adding: webPushServices)
+        configuration.mozillaPushProject = mozillaPushProject
         if dropIn {
             configuration.dropIn = .init(host: dropInHost ?? httpHost, port: dropInPort, hostnames: dropInHostnames)
             // Browsers report their endpoints under Google's host: VAPID tokens name it.
