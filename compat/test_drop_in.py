@@ -6,8 +6,10 @@ over HTTP/2 through httpx, `subscribe_to_topic` and `subscribe_to_topic_legacy`)
 firebase-messaging receiver with its default endpoints (registered, connected, a message
 received), curl --http2 to the v1 send endpoint, a device's TLS asking for
 `mtalk.google.com` at the gateway, a device falling back to port 443 (told from HTTPS by
-that name), and Chromium with no GCM switches receiving a Web Push message posted to the
-endpoint it returned. A path under a host that does not serve it is not found.
+that name), Chromium with no GCM switches receiving a Web Push message posted to the
+endpoint it returned, and Firefox with no push pref changed (the CA imported into its profile
+by certutil) doing the same through Mozilla's host names. A path under a host that does not
+serve it is not found.
 
 Runs as root (network namespaces); skipped otherwise."""
 import json
@@ -49,7 +51,8 @@ class Namespace:
         self.run("ip", "link", "set", "uplink-peer", "up")
         self.run("ip", "link", "set", "uplink", "up")
         self.run("ip", "route", "add", "default", "via", "10.213.0.1")
-        hosts = subprocess.run([HERALD, "drop-in", "hosts"], capture_output=True, text=True, check=True).stdout
+        hosts = subprocess.run([HERALD, "drop-in", "hosts", "--mozilla"], capture_output=True, text=True,
+                               check=True).stdout
         os.makedirs(self.etc)
         with open(f"{self.etc}/hosts", "w") as f:
             f.write("127.0.0.1 localhost\n" + hosts.split("\n")[1] + "\n")
@@ -85,7 +88,8 @@ def drop_in():
         namespace.http_port = free_port()
         server = namespace.popen(
             HERALD, "serve", "--data-dir", data, "--http-port", str(namespace.http_port), "--gateway-port",
-            str(namespace.gateway_port), "--drop-in", stdout=log, stderr=subprocess.STDOUT)
+            str(namespace.gateway_port), "--drop-in", "--mozilla-push-project", "compat-dropin", stdout=log,
+            stderr=subprocess.STDOUT)
         ca = os.path.join(data, "tls", "drop-in-ca.pem")
         deadline = time.time() + 30
         while subprocess.run(
@@ -201,3 +205,17 @@ def test_chromium_with_no_gcm_switches_subscribes_and_receives_a_web_push(drop_i
     assert result.get("endpoint", "").startswith(("https://fcm.googleapis.com/fcm/send/",
                                                   "https://jmt17.google.com/fcm/send/")), answer.stderr[-2000:]
     assert result.get("status") == 201 and result.get("received") == "hello, unmodified browser", (result, answer.stderr[-3000:])
+
+
+def test_firefox_with_no_push_pref_changed_subscribes_and_receives_a_web_push(drop_in):
+    """Firefox connects to wss://push.services.mozilla.com/, which resolves to Herald and is
+    served under the drop-in CA; its endpoint is on updates.push.services.mozilla.com, where
+    pywebpush posts as it would to Mozilla's service."""
+    namespace, _, ca, env = drop_in
+    answer = namespace.run(sys.executable, os.path.join(COMPAT, "dropin_firefox.py"), ca, capture_output=True,
+                           text=True, env=env, timeout=180, check=False)
+    result = json.loads(answer.stdout.strip().splitlines()[-1])
+    assert result.get("endpoint", "").startswith("https://updates.push.services.mozilla.com/wp/"), (
+        result, answer.stderr[-2000:])
+    assert result.get("status") == 201 and result.get("received") == "hello, unmodified Firefox", (
+        result, answer.stderr[-3000:])

@@ -89,11 +89,13 @@ class Site:
 class Firefox:
     """A headless Firefox with a profile of its own whose push server is `server_url`."""
 
+
     def __init__(self, server_url, extra_prefs=()):
+        """`server_url` None leaves Firefox's own push server (drop-in mode)."""
         self.profile = tempfile.mkdtemp(prefix="herald-firefox-")
+        pushing = {"dom.push.serverURL": server_url, "dom.push.testing.allowInsecureServerURL": True}
         prefs = {
-            "dom.push.serverURL": server_url,
-            "dom.push.testing.allowInsecureServerURL": True,
+            **(pushing if server_url else {}),
             "permissions.default.desktop-notification": 1,
             "browser.pagethumbnails.capturing_disabled": True,
             "browser.shell.checkDefaultBrowser": False,

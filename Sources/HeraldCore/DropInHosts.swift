@@ -23,6 +23,26 @@ public struct DropInHosts: Sendable, Equatable {
         ("fcm-xmpp.googleapis.com", []),
     ]
 
+    /// Mozilla's push service's host names, served when Mozilla's push protocol is
+    /// (`--mozilla-push-project`): the WebSocket host Firefox connects to, and the host its
+    /// endpoints are issued on.
+    public static let mozilla: [(host: String, paths: [String])] = [
+        (mozillaPushHost, []),
+        (mozillaEndpointHost, ["/wp/"]),
+    ]
+
+    /// The host Firefox's push connection asks for (`dom.push.serverURL`); on port 443 its TLS
+    /// server name tells it from HTTPS.
+    public static let mozillaPushHost = "push.services.mozilla.com"
+    /// The host of the endpoints a channel made over Mozilla's protocol is given in drop-in mode.
+    public static let mozillaEndpointHost = "updates.push.services.mozilla.com"
+
+    /// Whether a TLS server name asks for Mozilla's push protocol.
+    public static func isMozillaPush(_ serverName: String) -> Bool { host(of: serverName) == mozillaPushHost }
+
+    /// Mozilla's host names.
+    public static var mozillaHostNames: [String] { mozilla.map(\.host) }
+
     /// The devices' MCS host; on port 443 its TLS server name tells a device's connection from
     /// an HTTPS one.
     public static let deviceGatewayHost = "mtalk.google.com"
@@ -45,7 +65,7 @@ public struct DropInHosts: Sendable, Equatable {
     public func serves(authority: String, path: String) -> Bool {
         let host = Self.host(of: authority)
         if ownHostNames.contains(host) { return true }
-        guard let entry = Self.google.first(where: { $0.host == host }) else { return false }
+        guard let entry = (Self.google + Self.mozilla).first(where: { $0.host == host }) else { return false }
         let pathOnly = path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
         return entry.paths.contains { pathOnly.hasPrefix($0) }
     }

@@ -20,14 +20,18 @@ public struct DropInCertificates: Sendable {
     public var keyPath: String
 
     /// Loads the drop-in certificates in `dataDirectory/tls`, making them when they do not
-    /// exist or name other host names than Google's and `hostnames` (the operator's own).
-    public static func loadOrCreate(dataDirectory: String, hostnames: [String] = []) throws -> DropInCertificates {
+    /// exist or name other host names than Google's, Mozilla's when `mozilla` (its push
+    /// protocol is served), and `hostnames` (the operator's own). A new set has a new CA,
+    /// which the fleet must trust anew.
+    public static func loadOrCreate(dataDirectory: String, hostnames: [String] = [], mozilla: Bool = false) throws
+        -> DropInCertificates
+    {
         let directory = (dataDirectory as NSString).appendingPathComponent("tls")
         let files = DropInCertificates(
             caPath: (directory as NSString).appendingPathComponent("drop-in-ca.pem"),
             certificatePath: (directory as NSString).appendingPathComponent("drop-in-cert.pem"),
             keyPath: (directory as NSString).appendingPathComponent("drop-in-key.pem"))
-        let names = Self.names(hostnames)
+        let names = Self.names((mozilla ? DropInHosts.mozillaHostNames : []) + hostnames)
         if let existing = try? String(contentsOfFile: files.certificatePath, encoding: .utf8),
             let first = try? PEMDocument.parseMultiple(pemString: existing).first,
             let certificate = try? Certificate(pemDocument: first),
@@ -46,7 +50,7 @@ public struct DropInCertificates: Sendable {
         return files
     }
 
-    /// Google's host names and the operator's, each once, lower-cased.
+    /// Google's host names and `hostnames`, each once, lower-cased.
     static func names(_ hostnames: [String]) -> [String] {
         var seen = Set<String>()
         // Host names only: the CA permits no IP address.

@@ -9,8 +9,8 @@ import NIOTLS
 
 /// A connection to drop-in mode's port 443, which serves both HTTPS and devices falling back
 /// from port 5228: the server name in the TLS client hello (read before any TLS is set up)
-/// tells a device's MCS connection (`mtalk.google.com`) from everything else, which is HTTPS
-/// with HTTP/2 and HTTP/1.1.
+/// tells a device's MCS connection (`mtalk.google.com`) and Firefox's push connection
+/// (`push.services.mozilla.com`) from everything else, which is HTTPS with HTTP/2 and HTTP/1.1.
 struct DropInChildChannel: ServerChildChannel {
     struct Value: ServerChildChannelValue {
         let channel: any Channel
@@ -20,7 +20,8 @@ struct DropInChildChannel: ServerChildChannel {
 
     enum Route {
         case http(HTTP2UpgradeChannel.Value)
-        /// Handed to the device gateway, which serves it from then on.
+        /// Handed to the device gateway, which serves it from then on (MCS, or Mozilla's push
+        /// protocol).
         case device
     }
 
@@ -28,6 +29,8 @@ struct DropInChildChannel: ServerChildChannel {
     let gateway: DeviceGateway
     /// The drop-in certificate, without ALPN: what a device on port 443 is shown.
     let deviceTLS: NIOSSLContext
+    /// Mozilla's push protocol, when served: `push.services.mozilla.com` goes to it.
+    let mozillaPush: MozillaPushService?
     /// Bounds the connections not yet authenticated (an HTTPS one never is).
     let admission: ConnectionAdmission
 
@@ -38,6 +41,14 @@ struct DropInChildChannel: ServerChildChannel {
                 if case .hostname(let name) = result, DropInHosts.isDeviceGateway(name) {
                     return channel.eventLoop.makeCompletedFuture {
                         try gateway.adopt(channel, tls: deviceTLS)
+                        return .device
+                    }
+                }
+                if case .hostname(let name) = result, DropInHosts.isMozillaPush(name), let mozillaPush {
+                    return channel.eventLoop.makeCompletedFuture {
+                        try gateway.adoptMozillaPush(
+                            channel, service: mozillaPush, tls: deviceTLS,
+                            endpointBase: "https://" + DropInHosts.mozillaEndpointHost)
                         return .device
                     }
                 }

@@ -12,7 +12,7 @@ extension HeraldNode {
     /// clients use it (`DropInHosts`).
     func makeDropInApplication(_ listener: ServerConfiguration.DropInListener) throws -> some ApplicationProtocol {
         let certificates = try DropInCertificates.loadOrCreate(
-            dataDirectory: configuration.dataDirectory, hostnames: listener.hostnames)
+            dataDirectory: configuration.dataDirectory, hostnames: listener.hostnames, mozilla: mozillaPush != nil)
         let tls = try GatewayCertificates.serverConfiguration(
             certificateChain: certificates.certificatePath, privateKey: certificates.keyPath)
         let logger = logger
@@ -31,18 +31,19 @@ extension HeraldNode {
             logger: logger)
     }
 
-    /// HTTPS with HTTP/2, and on the same port devices' MCS connections, told apart by the
-    /// TLS server name (`DropInChildChannel`).
+    /// HTTPS with HTTP/2, and on the same port devices' MCS connections and Firefox's push
+    /// connections, told apart by the TLS server name (`DropInChildChannel`).
     private func dropInServer(tls: TLSConfiguration) throws -> HTTPServerBuilder {
         let deviceTLS = try NIOSSLContext(configuration: tls)
         let streams = HTTP2UpgradeChannel.Configuration(
             streamConfiguration: .init(additionalChannelHandlers: requestHandlers()))
         let gateway = gateway
         let admission = admission
+        let mozillaPush = mozillaPush
         return HTTPServerBuilder { responder in
             DropInChildChannel(
                 http: try HTTP2UpgradeChannel(tlsConfiguration: tls, configuration: streams, responder: responder),
-                gateway: gateway, deviceTLS: deviceTLS, admission: admission)
+                gateway: gateway, deviceTLS: deviceTLS, mozillaPush: mozillaPush, admission: admission)
         }
     }
 }

@@ -14,9 +14,11 @@ struct DropInCommand: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Print hosts-file lines and DNS zone records that map FCM's host names to Herald.")
         @Option(help: "The address the names resolve to: Herald's, as the fleet reaches it.") var address = "127.0.0.1"
+        @Flag(help: "Mozilla's push service's names too, for a node serving its protocol (--mozilla-push-project).")
+        var mozilla = false
 
         func run() throws {
-            let names = DropInHosts.googleHostNames
+            let names = DropInHosts.googleHostNames + (mozilla ? DropInHosts.mozillaHostNames : [])
             print("# /etc/hosts (or /etc/netns/<namespace>/hosts):")
             print("\(address)\t\(names.joined(separator: " "))")
             print("")
@@ -34,9 +36,12 @@ struct DropInCommand: ParsableCommand {
             name: .customLong("drop-in-hostname"),
             help: "One of the operator's own host names the certificate also names (repeatable); as given to serve.")
         var hostnames: [String] = []
+        @Flag(help: "Mozilla's push service's names too, as serve makes them with --mozilla-push-project.")
+        var mozilla = false
 
         func run() throws {
-            let certificates = try DropInCertificates.loadOrCreate(dataDirectory: dataDirectory, hostnames: hostnames)
+            let certificates = try DropInCertificates.loadOrCreate(
+                dataDirectory: dataDirectory, hostnames: hostnames, mozilla: mozilla)
             let path = certificates.caPath
             print("drop-in CA: \(path)")
             print(
@@ -56,6 +61,8 @@ struct DropInCommand: ParsableCommand {
                   cat \(path) >> "$(python3 -m certifi)"   or   SSL_CERT_FILE=<a bundle with it> REQUESTS_CA_BUNDLE=<same>
                 Chromium and other NSS programs:
                   certutil -d sql:$HOME/.pki/nssdb -A -t C,, -n herald-drop-in -i \(path)
+                Firefox (with --mozilla): the enterprise policy Certificates.Install, or for one profile
+                  certutil -d sql:<profile> -A -t C,, -n herald-drop-in -i \(path)
                 """)
         }
     }

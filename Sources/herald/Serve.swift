@@ -293,6 +293,10 @@ struct Serve: AsyncParsableCommand {
             configuration.dropIn = .init(host: dropInHost ?? httpHost, port: dropInPort, hostnames: dropInHostnames)
             // Browsers report their endpoints under Google's host: VAPID tokens name it.
             configuration.webPushAudiences += ["https://fcm.googleapis.com", "https://jmt17.google.com"]
+            // Channels made over Mozilla's protocol are given endpoints under Mozilla's host.
+            if mozillaPushProject != nil {
+                configuration.webPushAudiences += ["https://" + DropInHosts.mozillaEndpointHost]
+            }
         }
         configuration.httpHeadTimeoutSeconds = httpHeadTimeout
         configuration.httpBodyTimeoutSeconds = httpBodyTimeout
@@ -323,8 +327,10 @@ struct Serve: AsyncParsableCommand {
             logger.info("devices trust the gateway CA in \(certificates.caPath)")
         }
         if dropIn {
+            // The same names as the drop-in listener's, so that both serve one certificate.
             gateway.dropIn = try DropInCertificates.loadOrCreate(
-                dataDirectory: storeOptions.dataDirectory, hostnames: dropInHostnames)
+                dataDirectory: storeOptions.dataDirectory, hostnames: dropInHostnames,
+                mozilla: mozillaPushProject != nil)
         }
         configuration.gateway = gateway
         configuration.xmpp.host = gateway.host

@@ -34,4 +34,15 @@ import Testing
         #expect(DropInHosts.isDeviceGateway("mtalk.google.com.example.org") == false)
         #expect(DropInHosts.isDeviceGateway("") == false)
     }
+
+    /// W6: Firefox's push connection asks for Mozilla's push host; its endpoints are on the updates host.
+    @Test func mozillasNamesServeItsPushProtocolAndEndpointsOnly() {
+        let hosts = DropInHosts()
+        #expect(DropInHosts.isMozillaPush("push.services.mozilla.com"))
+        #expect(DropInHosts.isMozillaPush("updates.push.services.mozilla.com") == false)
+        #expect(hosts.serves(authority: "updates.push.services.mozilla.com", path: "/wp/abc"))
+        #expect(
+            hosts.serves(authority: "updates.push.services.mozilla.com", path: "/v1/projects/p/messages:send") == false)
+        #expect(hosts.serves(authority: "push.services.mozilla.com", path: "/wp/abc") == false)
+    }
 }
