@@ -45,6 +45,13 @@ def test_web_push_messages_reach_every_subscribed_device():
     assert report["per_second"] > 0 and report["server_cpu_us_per_push"] > 0 and report["latency_p99_ms"] > 0
 
 
+def test_web_push_and_connections_over_mozillas_push_protocol():
+    report = bench("webpush", "--mozilla-push", "--devices", "30", "--messages", "150", "--senders", "3")
+    assert report["sent"] == 150 and report["received"] == 150 and report["server_cpu_us_per_push"] > 0
+    connect = bench("connect", "--mozilla-push", "--connections", "100", "--plaintext")
+    assert connect["connections"] == 100 and connect["failures"] == 0
+
+
 def test_fanout_to_a_small_topic_on_a_busy_node_reaches_only_its_subscribers():
     report = bench("fanout", "--subscribers", "30", "--connected", "30", "--others", "60", "--plaintext")
     assert report["connected_received"] == 30

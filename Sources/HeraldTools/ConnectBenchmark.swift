@@ -21,6 +21,9 @@ public struct ConnectBenchmark: Sendable {
         public var holdSeconds: Double = 3
         /// How long the server's CPU is watched once every connection is idle.
         public var idleSeconds: Double = 5
+        /// Connect as Firefox does, over Mozilla's push protocol on the HTTP port (WIRE.md
+        /// §8b), each device saying `hello` with its `uaid`, rather than over MCS.
+        public var mozillaPush = false
 
         public init(
             server: HTTPURL, gatewayHost: String, gatewayPort: Int, tls: NIOSSLContext?, connections: Int,
@@ -116,7 +119,13 @@ public struct ConnectBenchmark: Sendable {
                 let source = options.sources.isEmpty ? nil : options.sources[next % options.sources.count]
                 let options = options
                 group.addTask {
-                    try? await BenchDevice.connect(
+                    guard !options.mozillaPush else {
+                        return try? await MozillaPushBenchClient.connect(
+                            host: options.server.host, port: options.server.port,
+                            uaid: MozillaPushUAID.make(androidID: androidID, securityToken: securityToken)
+                        ).channel
+                    }
+                    return try? await BenchDevice.connect(
                         host: options.gatewayHost, port: options.gatewayPort, localAddress: source, tls: options.tls,
                         androidID: androidID, securityToken: securityToken)
                 }

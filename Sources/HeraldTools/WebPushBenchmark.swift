@@ -18,6 +18,8 @@ public struct WebPushBenchmark: Sendable {
         /// Pushes a second in all; 0 posts each as soon as the sender's last is answered.
         public var rate: Int = 0
         public var serverPID: Int32?
+        /// Subscribe as Firefox does, over Mozilla's push protocol (WIRE.md §8b), not MCS.
+        public var mozillaPush = false
 
         public init(target: BenchTarget, devices: Int, messages: Int, senders: Int, serverPID: Int32?) {
             self.target = target
@@ -66,12 +68,21 @@ public struct WebPushBenchmark: Sendable {
         let vapid = P256.Signing.PrivateKey()
         let key = Base64URL.encode(Array(vapid.publicKey.x963Representation))
         progress("subscribing \(options.devices) devices to Web Push")
-        let channels = try await subscribe(key: key)
         let origin = ContinuousClock.now
         let arrivals = Timeline(count: options.messages)
-        let devices = try await options.target.connect(channels.map(\.instance)) { _, stanza, at in
-            let sequence = stanza.rawData.prefix(8).reduce(0) { $0 << 8 | Int($1) }
-            arrivals.record(sequence, (at - origin).nanoseconds)
+        let arrived: @Sendable ([UInt8]) -> Void = { body in
+            arrivals.record(body.prefix(8).reduce(0) { $0 << 8 | Int($1) }, (ContinuousClock.now - origin).nanoseconds)
+        }
+        let channels: [(instance: BenchInstance?, token: String)]
+        let devices: [any Channel]
+        if options.mozillaPush {
+            (channels, devices) = try await subscribeOverMozillaPush(key: key, arrived: arrived)
+        } else {
+            let subscribed = try await subscribe(key: key)
+            channels = subscribed.map { ($0.instance, $0.token) }
+            devices = try await options.target.connect(subscribed.map(\.instance)) { _, stanza, _ in
+                arrived(Array(stanza.rawData))
+            }
         }
         defer { for device in devices { device.close(promise: nil) } }
         let authorization = try VAPID.authorization(
@@ -128,6 +139,29 @@ public struct WebPushBenchmark: Sendable {
             seconds: (sent - started).seconds,
             serverCPUSeconds: serverCPUSeconds,
             latency: LatencySummary(nanoseconds: latencies))
+    }
+
+    /// Connects devices as Firefox does, each registering one channel for the VAPID key.
+    private func subscribeOverMozillaPush(key: String, arrived: @escaping @Sendable ([UInt8]) -> Void) async throws
+        -> (channels: [(instance: BenchInstance?, token: String)], connections: [any Channel])
+    {
+        let server = options.target.server
+        return try await withThrowingTaskGroup(of: (String, any Channel).self) { group in
+            for _ in 0..<options.devices {
+                group.addTask {
+                    let client = try await MozillaPushBenchClient.connect(
+                        host: server.host, port: server.port, onNotification: arrived)
+                    let endpoint = try await client.register(key: key)
+                    return (String(endpoint.split(separator: "/").last ?? ""), client.channel)
+                }
+            }
+            var made: (channels: [(instance: BenchInstance?, token: String)], connections: [any Channel]) = ([], [])
+            for try await (token, channel) in group {
+                made.channels.append((nil, token))
+                made.connections.append(channel)
+            }
+            return made
+        }
     }
 
     /// Checks in devices and makes each a push channel for the VAPID key.

@@ -77,11 +77,12 @@ struct BenchCommand: AsyncParsableCommand {
 
     /// Runs a benchmark against its target, stopping a server started for it afterwards.
     static func against<Result>(
-        _ options: TargetOptions, settings: [String] = [], json: Bool,
+        _ options: TargetOptions, settings: [String] = [], mozillaPush: Bool = false, json: Bool,
         _ body: (BenchTarget, BenchServer?) async throws -> Result
     ) async throws -> Result {
         let server = try await BenchServer.unless(
-            options.url, plaintext: options.gatewayOptions.plaintext, settings: settings, json: json)
+            options.url, plaintext: options.gatewayOptions.plaintext, settings: settings, mozillaPush: mozillaPush,
+            json: json)
         defer { server?.stop() }
         return try await body(try options.target(server: server), server)
     }
@@ -331,14 +332,20 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(help: "Pushes a second in all; 0 for as fast as the senders go.") var rate = 0
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its CPU time.")
         var serverPID: Int32?
+        @Flag(
+            name: .customLong("mozilla-push"),
+            help: "Subscribe as Firefox does, over Mozilla's push protocol on the HTTP port, rather than over MCS.")
+        var mozillaPush = false
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            let report = try await BenchCommand.against(targetOptions, json: json) { target, server in
+            let report = try await BenchCommand.against(targetOptions, mozillaPush: mozillaPush, json: json) {
+                target, server in
                 var options = WebPushBenchmark.Options(
                     target: target, devices: devices, messages: messages, senders: senders,
                     serverPID: serverPID ?? server?.pid)
                 options.rate = rate
+                options.mozillaPush = mozillaPush
                 let benchmark = WebPushBenchmark(options: options)
                 return try await BenchOutput.run(json: json, benchmark.run)
             }
@@ -400,10 +407,15 @@ struct BenchCommand: AsyncParsableCommand {
         @Option(name: .customLong("server-pid"), help: "The server's process id, to read its RSS.") var serverPID:
             Int32?
         @Option(help: "Seconds to watch the server's CPU with every connection idle.") var idleSeconds = 5.0
+        @Flag(
+            name: .customLong("mozilla-push"),
+            help: "Connect as Firefox does, over Mozilla's push protocol on the HTTP port, rather than over MCS.")
+        var mozillaPush = false
         @Flag(help: "Print the result as JSON.") var json = false
 
         func run() async throws {
-            let server = try await BenchServer.unless(url, plaintext: gatewayOptions.plaintext, json: json)
+            let server = try await BenchServer.unless(
+                url, plaintext: gatewayOptions.plaintext, mozillaPush: mozillaPush, json: json)
             defer { server?.stop() }
             let gatewayOptions = gatewayOptions.pointed(at: server)
             guard let base = HTTPURL(url ?? server?.url ?? "") else {
@@ -415,6 +427,7 @@ struct BenchCommand: AsyncParsableCommand {
                 connections: connections, sources: sources.split(separator: ",").map(String.init),
                 serverPID: serverPID ?? server?.pid)
             options.idleSeconds = idleSeconds
+            options.mozillaPush = mozillaPush
             let benchmark = ConnectBenchmark(options: options)
             guard let report = try await BenchOutput.run(json: json, benchmark.run) else { return }
             print(

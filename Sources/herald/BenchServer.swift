@@ -53,7 +53,8 @@ final class BenchServer {
 
     /// Starts a server whose project has `settings` (`name=value`, as `herald project set`).
     private static func start(
-        plaintext: Bool, settings: [String], dropIn: Bool = false, progress: (String) -> Void
+        plaintext: Bool, settings: [String], dropIn: Bool = false, mozillaPush: Bool = false,
+        progress: (String) -> Void
     ) async throws -> BenchServer {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
             "herald-bench-" + UUID().uuidString
@@ -91,6 +92,7 @@ final class BenchServer {
                     "--unauthenticated-connections", "0",
                     "--xmpp-plaintext-port", String(xmpp),
                 ] + (plaintext ? ["--gateway-plaintext"] : [])
+                + (mozillaPush ? ["--mozilla-push-project", issued.project.id] : [])
                 + (dropIn
                     ? [
                         "--drop-in", "--drop-in-port", String(dropInPort), "--drop-in-hostname", "127.0.0.1",
@@ -115,11 +117,13 @@ final class BenchServer {
     }
 
     /// A server of the benchmark's own when it was given no `--url`; nil when it was.
-    static func unless(_ url: String?, plaintext: Bool, settings: [String] = [], json: Bool) async throws
-        -> BenchServer?
-    {
+    static func unless(
+        _ url: String?, plaintext: Bool, settings: [String] = [], mozillaPush: Bool = false, json: Bool
+    ) async throws -> BenchServer? {
         guard url == nil else { return nil }
-        return try await start(plaintext: plaintext, settings: settings) { line in if !json { print(line) } }
+        return try await start(plaintext: plaintext, settings: settings, mozillaPush: mozillaPush) { line in
+            if !json { print(line) }
+        }
     }
 
     /// A server of the benchmark's own with drop-in mode's HTTPS listener, serving every path
