@@ -8,6 +8,9 @@ extension DeviceGateway {
     /// messages are small (an `ack` of 100 updates is about 10 kB).
     static let maximumMozillaPushFrameBytes = 16_384
 
+    /// The receive buffers of long-lived connections: from 256 bytes, growing for larger reads.
+    public static var receiveBuffers: AdaptiveRecvByteBufferAllocator { TLSListener.receiveBuffers }
+
     /// Serves a connection whose first request asks for a WebSocket (Mozilla's push protocol,
     /// Firefox's and Sunup's): HTTP/1.1 until the upgrade (TLS first when `tls` is given),
     /// then `MozillaPushHandler` in front of the session handler every device connection
@@ -16,11 +19,13 @@ extension DeviceGateway {
         _ channel: any Channel, service: MozillaPushService, tls: NIOSSLContext? = nil, endpointBase: String? = nil
     ) throws {
         let pipeline = channel.pipeline.syncOperations
+        // An idle connection keeps its last receive buffer: as small as the gateway's own.
+        try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
         if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
         let gateway = self
         let base = endpointBase ?? service.endpointBase
         let upgrader = NIOWebSocketServerUpgrader(
-            maxFrameSize: Self.maximumMozillaPushFrameBytes, automaticErrorHandling: true,
+            maxFrameSize: Self.maximumMozillaPushFrameBytes, automaticErrorHandling: false,
             shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
             upgradePipelineHandler: { channel, _ in
                 channel.eventLoop.makeCompletedFuture {

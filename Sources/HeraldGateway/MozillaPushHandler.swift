@@ -87,6 +87,17 @@ extension DeviceGateway {
             perform(translation.fromSession(MCSFrame(tag: .close, payload: [])))
         }
 
+        /// A frame the decoder refused (too large, malformed): the protocol's close, here
+        /// rather than in a handler of its own that every idle connection would carry.
+        func errorCaught(context: ChannelHandlerContext, error: any Error) {
+            guard let refused = error as? NIOWebSocketError else { return context.fireErrorCaught(error) }
+            perform([
+                .close(
+                    code: refused == .invalidFrameLength ? 1009 : MozillaPushTranslation.protocolError,
+                    reason: "\(refused)")
+            ])
+        }
+
         func channelReadComplete(context: ChannelHandlerContext) {
             reading = false
             context.flush()

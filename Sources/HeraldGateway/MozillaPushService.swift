@@ -8,7 +8,7 @@ public import Logging
 /// the project the operator named for the protocol (SEMANTICS W6), so that its messages
 /// count against that project and leave events there. A channel's endpoint is one of
 /// Herald's own Web Push endpoints (`/wp/<token>`).
-public struct MozillaPushService: Sendable {
+public final class MozillaPushService: Sendable {
     /// The app id every channel made over the protocol is registered under; the channel id is
     /// the registration's subtype (which the Web Push stanza carries).
     public static let appID = "mozilla-push"

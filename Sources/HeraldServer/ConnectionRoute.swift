@@ -10,6 +10,8 @@ struct ConnectionRoute<Route: Sendable> {
     let channel: any Channel
     private let promise: EventLoopPromise<Route>
     private let routed: NIOLoopBoundBox<Bool>
+    /// Closes the connection if it stays silent; removed once it is routed, with its timer.
+    private let unrouted: UnroutedConnectionHandler
 
     /// Known once the first bytes have been read.
     var future: EventLoopFuture<Route> { promise.futureResult }
@@ -26,6 +28,7 @@ struct ConnectionRoute<Route: Sendable> {
         }
         self.promise = promise
         self.routed = routed
+        unrouted = UnroutedConnectionHandler(routed: routed)
     }
 
     /// Routes the connection with what `route` sets up, once; the answer completes when the
@@ -33,6 +36,7 @@ struct ConnectionRoute<Route: Sendable> {
     func decide(_ route: () -> EventLoopFuture<Route>) -> EventLoopFuture<Void> {
         guard !routed.value else { return channel.eventLoop.makeSucceededVoidFuture() }
         routed.value = true
+        channel.pipeline.syncOperations.removeHandler(unrouted, promise: nil)
         promise.completeWith(route())
         // A connection whose handlers could not be set up is closed rather than left hanging.
         let channel = channel
@@ -44,7 +48,7 @@ struct ConnectionRoute<Route: Sendable> {
     /// silence timeout, and the reader of its first bytes.
     func install(reader: some ByteToMessageDecoder, admission: ConnectionAdmission) throws {
         try channel.pipeline.syncOperations.addHandler(admission.makeHandler())
-        try channel.pipeline.syncOperations.addHandler(UnroutedConnectionHandler(routed: routed))
+        try channel.pipeline.syncOperations.addHandler(unrouted)
         try channel.pipeline.syncOperations.addHandler(ByteToMessageHandler(reader))
     }
 }

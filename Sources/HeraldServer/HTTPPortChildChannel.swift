@@ -36,6 +36,9 @@ struct HTTPPortChildChannel: ServerChildChannel {
             }
         }
         return channel.eventLoop.makeCompletedFuture {
+            // Receive buffers as small as the device gateway's from the first read: a buffer
+            // read into is kept for the next read, for as long as a WebSocket client stays.
+            try channel.syncOptions?.setOption(.recvAllocator, value: DeviceGateway.receiveBuffers)
             try route.install(reader: reader, admission: admission)
             return Value(channel: channel, route: route.future)
         }
