@@ -140,21 +140,19 @@ extension DeviceGateway {
                             translation.identified(androidID: device.androidID, securityToken: device.securityToken)
                         }
                     }
-                case .register(let channelID, let key):
-                    guard let uaid = translation.uaid, let device = MozillaPushUAID.device(uaid) else { return }
+                case .register(let channelID, let key, let androidID):
                     let base = endpointBase
                     wait { [service] in
                         let answer = try await service.register(
-                            channelID: channelID, key: key, androidID: device.androidID, endpointBase: base)
+                            channelID: channelID, key: key, androidID: androidID, endpointBase: base)
                         return { translation in
                             translation.registered(
                                 channelID: channelID, endpoint: answer.endpoint, status: answer.status)
                         }
                     }
-                case .unregister(let channelID):
-                    guard let uaid = translation.uaid, let device = MozillaPushUAID.device(uaid) else { return }
+                case .unregister(let channelID, let androidID):
                     wait { [service] in
-                        try await service.unregister(channelID: channelID, androidID: device.androidID)
+                        try await service.unregister(channelID: channelID, androidID: androidID)
                         return { translation in translation.unregistered(channelID: channelID) }
                     }
                 case .close(let code, let reason):

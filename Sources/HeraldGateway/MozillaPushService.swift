@@ -57,7 +57,8 @@ public final class MozillaPushService: Sendable {
         var status: Int
     }
 
-    /// Registers a channel, or answers the one registered already under the same key.
+    /// Registers a channel, or answers the one registered already under the same key; its
+    /// endpoint is under `endpointBase` (this service's, or drop-in mode's updates host).
     func register(channelID: String, key: String?, androidID: UInt64, endpointBase: String) async throws
         -> Registered
     {
@@ -88,6 +89,6 @@ public final class MozillaPushService: Sendable {
     }
 
     private func endpoint(_ base: String, _ token: String) -> String {
-        (base.isEmpty ? endpointBase : base) + "/wp/" + token
+        base + "/wp/" + token
     }
 }

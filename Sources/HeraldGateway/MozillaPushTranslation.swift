@@ -16,10 +16,11 @@ struct MozillaPushTranslation: Sendable {
         case pingClient
         /// Find the device `uaid` names, or make one: answered by `identified`.
         case identify(uaid: String?)
-        /// Make or find the channel's registration: answered by `registered`.
-        case register(channelID: String, key: String?)
+        /// Make or find the channel's registration on the logged-in device: answered by
+        /// `registered`.
+        case register(channelID: String, key: String?, androidID: UInt64)
         /// Delete the channel's registration: answered by `unregistered`.
-        case unregister(channelID: String)
+        case unregister(channelID: String, androidID: UInt64)
         /// Ends the connection with a WebSocket close code.
         case close(code: UInt16, reason: String)
     }
@@ -27,8 +28,8 @@ struct MozillaPushTranslation: Sendable {
     private enum Phase: Equatable {
         case awaitingHello
         case identifying
-        case loggingIn(uaid: String)
-        case ready(uaid: String)
+        case loggingIn(androidID: UInt64, securityToken: UInt64)
+        case ready(androidID: UInt64, securityToken: UInt64)
         case closed
     }
 
@@ -51,7 +52,8 @@ struct MozillaPushTranslation: Sendable {
     /// The `uaid` of a session that said `hello`.
     var uaid: String? {
         switch phase {
-        case .loggingIn(let uaid), .ready(let uaid): uaid
+        case .loggingIn(let androidID, let securityToken), .ready(let androidID, let securityToken):
+            MozillaPushUAID.make(androidID: androidID, securityToken: securityToken)
         default: nil
         }
     }
@@ -70,15 +72,17 @@ struct MozillaPushTranslation: Sendable {
             phase = .identifying
             return [.identify(uaid: uaid)]
         }
-        guard case .ready = phase else { return fail(Self.protocolError, "expected messageType=\"hello\"") }
+        guard case .ready(let androidID, _) = phase else {
+            return fail(Self.protocolError, "expected messageType=\"hello\"")
+        }
         switch message {
         case .hello: return []
         case .register(let channelID, let key):
             guard registrations.admit(now: now) else { return fail(Self.policyViolation, "too many registrations") }
-            return [.register(channelID: channelID, key: key)]
+            return [.register(channelID: channelID, key: key, androidID: androidID)]
         case .unregister(let channelID):
             guard registrations.admit(now: now) else { return fail(Self.policyViolation, "too many registrations") }
-            return [.unregister(channelID: channelID)]
+            return [.unregister(channelID: channelID, androidID: androidID)]
         case .ack(let versions):
             return versions.isEmpty ? [] : [.toSession(.selectiveAck(versions))]
         case .nack, .broadcastSubscribe:
@@ -102,7 +106,7 @@ struct MozillaPushTranslation: Sendable {
     /// The device the client's `hello` names (a new one when it named none of ours): it logs in.
     mutating func identified(androidID: UInt64, securityToken: UInt64) -> [Action] {
         guard phase == .identifying else { return [] }
-        phase = .loggingIn(uaid: MozillaPushUAID.make(androidID: androidID, securityToken: securityToken))
+        phase = .loggingIn(androidID: androidID, securityToken: securityToken)
         return [
             .toSession(
                 .login(
@@ -127,12 +131,12 @@ struct MozillaPushTranslation: Sendable {
     /// The session sent a frame to the device.
     mutating func fromSession(_ frame: MCSFrame) -> [Action] {
         switch (frame.tag, phase) {
-        case (.loginResponse, .loggingIn(let uaid)):
+        case (.loginResponse, .loggingIn(let androidID, let securityToken)):
             guard let response = try? frame.decode(as: McsProto_LoginResponse.self), !response.hasError else {
                 return fail(Self.policyViolation, "the device was refused")
             }
-            phase = .ready(uaid: uaid)
-            return [.toClient(MozillaPushReply.hello(uaid: uaid))]
+            phase = .ready(androidID: androidID, securityToken: securityToken)
+            return [.toClient(MozillaPushReply.hello(uaid: uaid ?? ""))]
         case (.dataMessageStanza, .ready):
             guard let stanza = try? frame.decode(as: McsProto_DataMessageStanza.self) else { return [] }
             let data = Dictionary(stanza.appData.map { ($0.key, $0.value) }, uniquingKeysWith: { _, last in last })

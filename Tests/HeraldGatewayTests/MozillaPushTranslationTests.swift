@@ -119,7 +119,7 @@ import Testing
         for _ in 0..<MozillaPushTranslation.registrationsPerMinute {
             #expect(
                 translation.received(text(#"{"messageType":"register","channelID":"\#(channel)"}"#), now: start)
-                    == [.register(channelID: channel, key: nil)])
+                    == [.register(channelID: channel, key: nil, androidID: 7)])
         }
         #expect(
             translation.received(text(#"{"messageType":"unregister","channelID":"\#(channel)"}"#), now: start)
