@@ -1,7 +1,5 @@
 public import NIOCore
-import NIOHTTP1
 public import NIOSSL
-import NIOWebSocket
 
 extension DeviceGateway {
     /// The largest WebSocket frame a client of Mozilla's push protocol may send: its
@@ -12,9 +10,9 @@ extension DeviceGateway {
     public static var receiveBuffers: AdaptiveRecvByteBufferAllocator { TLSListener.receiveBuffers }
 
     /// Serves a connection whose first request asks for a WebSocket (Mozilla's push protocol,
-    /// Firefox's and Sunup's): HTTP/1.1 until the upgrade (TLS first when `tls` is given),
-    /// then `MozillaPushHandler` in front of the session handler every device connection
-    /// has. Endpoints are issued under `endpointBase`, or the service's own when nil.
+    /// Firefox's and Sunup's): `MozillaPushHandler` answers its opening handshake and
+    /// its frames (TLS first when `tls` is given), in front of the session handler every
+    /// device connection has. Endpoints are issued under `endpointBase`, or the service's own when nil.
     public func adoptMozillaPush(
         _ channel: any Channel, service: MozillaPushService, tls: NIOSSLContext? = nil, endpointBase: String? = nil
     ) throws {
@@ -22,27 +20,9 @@ extension DeviceGateway {
         // An idle connection keeps its last receive buffer: as small as the gateway's own.
         try channel.syncOptions?.setOption(.recvAllocator, value: Self.receiveBuffers)
         if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
-        let gateway = self
-        let base = endpointBase ?? service.endpointBase
-        let upgrader = NIOWebSocketServerUpgrader(
-            maxFrameSize: Self.maximumMozillaPushFrameBytes, automaticErrorHandling: false,
-            shouldUpgrade: { channel, _ in channel.eventLoop.makeSucceededFuture(HTTPHeaders()) },
-            upgradePipelineHandler: { channel, _ in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHandler(
-                        MozillaPushHandler(gateway: gateway, service: service, endpointBase: base))
-                    try channel.pipeline.syncOperations.addHandler(SessionHandler(gateway: gateway))
-                }
-            })
-        try pipeline.configureHTTPServerPipeline(
-            withServerUpgrade: (
-                upgraders: [upgrader],
-                completionHandler: { context in
-                    // Upgraded: what follows are WebSocket frames, for the handlers just added.
-                    context.pipeline.removeHandler(name: UpgradeRequiredHandler.name, promise: nil)
-                }
-            ))
-        try pipeline.addHandler(UpgradeRequiredHandler(), name: UpgradeRequiredHandler.name)
+        try pipeline.addHandler(
+            MozillaPushHandler(gateway: self, service: service, endpointBase: endpointBase ?? service.endpointBase))
+        try pipeline.addHandler(SessionHandler(gateway: self))
         metrics.increment("herald_mozilla_push_connections_total")
     }
 }

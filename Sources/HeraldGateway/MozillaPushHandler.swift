@@ -3,19 +3,19 @@ import HeraldCore
 import HeraldProtocol
 import HeraldStorage
 import NIOCore
-import NIOWebSocket
 
 extension DeviceGateway {
     /// Carries out `MozillaPushTranslation` between a WebSocket connection and the MCS
-    /// session handler behind it: WebSocket frames in, MCS frames to the session; the
-    /// session's MCS frames out as WebSocket frames. `hello`'s device and the channels'
-    /// registrations are store work, done one at a time off the event loop; frames that
-    /// arrive meanwhile wait, at most `maximumWaiting` of them.
+    /// session handler behind it: the connection's bytes in (the opening handshake, then
+    /// WebSocket frames, `WebSocketHandshake` and `WebSocketFrames`), MCS frames to the
+    /// session; the session's MCS frames out as WebSocket frames. `hello`'s device and the
+    /// channels' registrations are store work, done one at a time off the event loop; frames
+    /// that arrive meanwhile wait, at most `maximumWaiting` of them.
     final class MozillaPushHandler: ChannelDuplexHandler, RemovableChannelHandler {
-        typealias InboundIn = WebSocketFrame
+        typealias InboundIn = ByteBuffer
         typealias InboundOut = MCSFrame
         typealias OutboundIn = MCSFrame
-        typealias OutboundOut = WebSocketFrame
+        typealias OutboundOut = ByteBuffer
 
         static let maximumWaiting = 16
 
@@ -25,6 +25,10 @@ extension DeviceGateway {
         private let endpointBase: String
         private var translation = MozillaPushTranslation()
         private var context: ChannelHandlerContext?
+        /// The handshake is answered: what follows are frames.
+        private var upgraded = false
+        /// The start of a head or frame whose rest has not arrived; nil on an idle connection.
+        private var partial: ByteBuffer?
         private var busy = false
         /// The close frame is on its way: the channel closes once it is out.
         private var closing = false
@@ -50,29 +54,65 @@ extension DeviceGateway {
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
             reading = true
-            let frame = unwrapInboundIn(data)
+            var bytes = unwrapInboundIn(data)
+            if var held = partial.take() {
+                held.writeBuffer(&bytes)
+                bytes = held
+            }
+            guard !closing, upgraded || shakeHands(&bytes, context: context) else { return }
+            do {
+                while !closing,
+                    let frame = try WebSocketFrames.read(
+                        &bytes, maximumPayload: DeviceGateway.maximumMozillaPushFrameBytes)
+                {
+                    received(frame, context: context)
+                }
+            } catch {
+                return perform([.close(code: error.closeCode, reason: "\(error)")])
+            }
+            if bytes.readableBytes > 0, !closing { partial = bytes }
+        }
+
+        /// Answers the opening handshake once its head is in; false while it is not, or when
+        /// it is refused (the connection closes after the answer).
+        private func shakeHands(_ bytes: inout ByteBuffer, context: ChannelHandlerContext) -> Bool {
+            guard let end = WebSocketHandshake.headEnd(bytes.readableBytesView) else {
+                if bytes.readableBytes < WebSocketHandshake.maximumHeadBytes {
+                    partial = bytes
+                } else {
+                    context.close(promise: nil)
+                }
+                return false
+            }
+            let answer = WebSocketHandshake.answer(bytes.readBytes(length: end) ?? [])
+            let response = context.channel.allocator.buffer(string: answer.response)
+            guard answer.upgraded else {
+                closeOnceWritten(response, context: context)
+                return false
+            }
+            context.write(wrapOutboundOut(response), promise: nil)
+            upgraded = true
+            return true
+        }
+
+        private func received(_ frame: WebSocketFrames.Frame, context: ChannelHandlerContext) {
             switch frame.opcode {
             case .text where frame.fin:
-                var bytes = frame.unmaskedData
-                let text = bytes.readBytes(length: bytes.readableBytes) ?? []
                 if busy {
                     guard waiting.count < Self.maximumWaiting else {
                         return perform([
                             .close(code: MozillaPushTranslation.policyViolation, reason: "too many at once")
                         ])
                     }
-                    waiting.append(text)
+                    waiting.append(frame.payload)
                 } else {
-                    perform(translation.received(text, now: gateway.clock.now()))
+                    perform(translation.received(frame.payload, now: gateway.clock.now()))
                 }
             case .ping:
-                var payload = frame.unmaskedData
-                let pong = WebSocketFrame(
-                    fin: true, opcode: .pong, data: payload.readSlice(length: payload.readableBytes)!)
-                context.writeAndFlush(wrapOutboundOut(pong), promise: nil)
+                send(.pong, frame.payload, context: context)
             case .pong:
                 perform(translation.receivedPong())
-            case .connectionClose:
+            case .close:
                 perform([.close(code: 1000, reason: "closed by the client")])
             default:
                 // Binary and fragmented messages are not of the protocol.
@@ -85,17 +125,6 @@ extension DeviceGateway {
         func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
             guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
             perform(translation.fromSession(MCSFrame(tag: .close, payload: [])))
-        }
-
-        /// A frame the decoder refused (too large, malformed): the protocol's close, here
-        /// rather than in a handler of its own that every idle connection would carry.
-        func errorCaught(context: ChannelHandlerContext, error: any Error) {
-            guard let refused = error as? NIOWebSocketError else { return context.fireErrorCaught(error) }
-            perform([
-                .close(
-                    code: refused == .invalidFrameLength ? 1009 : MozillaPushTranslation.protocolError,
-                    reason: "\(refused)")
-            ])
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
@@ -124,15 +153,10 @@ extension DeviceGateway {
                     // Outside a read (after store work) the session flushes its answers at once.
                     if !reading { context.fireChannelReadComplete() }
                 case .toClient(let text):
-                    var buffer = context.channel.allocator.buffer(capacity: text.utf8.count)
-                    buffer.writeString(text)
-                    context.write(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .text, data: buffer)), promise: nil)
+                    send(.text, text.utf8, context: context)
                 case .pingClient:
-                    context.writeAndFlush(
-                        wrapOutboundOut(
-                            WebSocketFrame(
-                                fin: true, opcode: .ping, data: context.channel.allocator.buffer(capacity: 0))),
-                        promise: nil)
+                    send(.ping, [], context: context)
+                    context.flush()
                 case .identify(let uaid):
                     wait { [service] in
                         let device = try await service.device(named: uaid)
@@ -157,17 +181,28 @@ extension DeviceGateway {
                     }
                 case .close(let code, let reason):
                     gateway.logger.debug("closing mozilla push connection", metadata: ["reason": "\(reason)"])
-                    var buffer = context.channel.allocator.buffer(capacity: 2)
-                    buffer.writeInteger(code)
+                    var frame = context.channel.allocator.buffer(capacity: 4)
+                    WebSocketFrames.write(.close, [UInt8(code >> 8), UInt8(code & 0xFF)], to: &frame)
                     // Closed once the close frame is out, so the client reads why.
-                    let channel = context.channel
-                    context.writeAndFlush(
-                        wrapOutboundOut(WebSocketFrame(fin: true, opcode: .connectionClose, data: buffer))
-                    ).whenComplete { _ in channel.close(promise: nil) }
-                    closing = true
-                    return
+                    return closeOnceWritten(frame, context: context)
                 }
             }
+        }
+
+        private func send(
+            _ opcode: WebSocketFrames.Opcode, _ payload: some Collection<UInt8>, context: ChannelHandlerContext
+        ) {
+            var frame = context.channel.allocator.buffer(capacity: payload.count + 10)
+            WebSocketFrames.write(opcode, payload, to: &frame)
+            context.write(wrapOutboundOut(frame), promise: nil)
+        }
+
+        /// Writes the connection's last bytes, then closes it; the session's own close waits.
+        private func closeOnceWritten(_ bytes: ByteBuffer, context: ChannelHandlerContext) {
+            closing = true
+            partial = nil
+            let bound = NIOLoopBound(context, eventLoop: context.eventLoop)
+            context.writeAndFlush(wrapOutboundOut(bytes)).whenComplete { _ in bound.value.close(promise: nil) }
         }
 
         /// What store work answers: the translation's next step.

@@ -1,3 +1,4 @@
+import HeraldGateway
 import NIOCore
 
 /// Reads a plain HTTP connection's first request head, before any HTTP handler, to tell a
@@ -6,9 +7,6 @@ import NIOCore
 final class FirstRequestReader: ByteToMessageDecoder {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = ByteBuffer
-
-    /// The longest head read before deciding: a longer one is not a WebSocket client's.
-    static let maximumHeadBytes = 8_192
 
     private let route: (_ isWebSocket: Bool) -> EventLoopFuture<Void>
     private var decided = false
@@ -20,11 +18,12 @@ final class FirstRequestReader: ByteToMessageDecoder {
     func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) -> DecodingState {
         guard !decided else { return .needMoreData }
         let view = buffer.readableBytesView
-        guard let end = Self.headEnd(view) else {
-            if view.count >= Self.maximumHeadBytes { decide(false, context: context) }
+        guard let end = WebSocketHandshake.headEnd(view) else {
+            // A longer head is not a WebSocket client's.
+            if view.count >= WebSocketHandshake.maximumHeadBytes { decide(false, context: context) }
             return .needMoreData
         }
-        decide(Self.asksForWebSocket(view.prefix(end - view.startIndex)), context: context)
+        decide(WebSocketHandshake.asksForWebSocket(view.prefix(end)), context: context)
         return .needMoreData
     }
 
@@ -46,37 +45,5 @@ final class FirstRequestReader: ByteToMessageDecoder {
             // Removing the decoder passes the bytes it holds to the next handler.
             bound.value.pipeline.syncOperations.removeHandler(context: bound.value, promise: nil)
         }
-    }
-
-    /// The index just past the head's blank line, if the head is complete.
-    static func headEnd(_ bytes: ByteBufferView) -> ByteBufferView.Index? {
-        let crlfcrlf: [UInt8] = [13, 10, 13, 10]
-        guard bytes.count >= 4 else { return nil }
-        var index = bytes.startIndex
-        while index + 4 <= bytes.endIndex {
-            if bytes[index] == 13, bytes[index..<index + 4].elementsEqual(crlfcrlf) { return index + 4 }
-            index += 1
-        }
-        return nil
-    }
-
-    /// Whether a request head is a GET that asks to upgrade to a WebSocket (RFC 6455 §4.1).
-    static func asksForWebSocket(_ head: some Collection<UInt8>) -> Bool {
-        let text = String(decoding: head, as: UTF8.self).lowercased()
-        guard text.hasPrefix("get ") else { return false }
-        return text.split(separator: "\r\n").dropFirst().contains { line in
-            let parts = line.split(separator: ":", maxSplits: 1)
-            return parts.count == 2 && parts[0].trimmingSpaces == "upgrade"
-                && parts[1].split(separator: ",").contains { $0.trimmingSpaces == "websocket" }
-        }
-    }
-}
-
-extension Substring {
-    fileprivate var trimmingSpaces: Substring {
-        var text = self
-        while text.first == " " || text.first == "\t" { text = text.dropFirst() }
-        while text.last == " " || text.last == "\t" { text = text.dropLast() }
-        return text
     }
 }
