@@ -305,6 +305,13 @@ def test_N3_bad_input_closes_and_changes_nothing(herald):
     # A client that never says hello is closed after the login timeout.
     silent = raw_connection(herald)
     assert closed_within(silent, 6)
+    # An upgrade of another WebSocket version is told which one is spoken, and closed.
+    old = socket.create_connection(("127.0.0.1", herald.port), timeout=5)
+    old.sendall(b"GET / HTTP/1.1\r\nHost: push\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 8\r\n\r\n")
+    answer = old.recv(4096)
+    assert answer.startswith(b"HTTP/1.1 426 ") and b"sec-websocket-version: 13\r\n" in answer
+    assert closed_within(old, 5)
     # A plain request on the WebSocket's address is still HTTP.
     with urllib.request.urlopen(f"{herald.url}/healthz", timeout=5) as answer:
         assert answer.status == 200
