@@ -29,12 +29,23 @@ struct TokenRoutes {
         guard let assertion = form["assertion"], !assertion.isEmpty else {
             return oauthError("invalid_request", "Missing required parameter: assertion")
         }
-        // The key is read from the store, not the cache, so a revocation counts at once.
-        guard let keyID = ServiceAccountAssertion.keyID(of: assertion),
-            let key = try await store.serviceAccountKey(id: keyID), key.isActive,
-            try await store.project(id: key.projectID) != nil
-        else {
-            return oauthError("invalid_grant", "Invalid JWT Signature.")
+        guard let keyID = ServiceAccountAssertion.keyID(of: assertion) else {
+            return oauthError("invalid_grant", "Invalid JWT: its header names no key (kid).")
+        }
+        // The key is read from the store, not the cache, so a revocation counts at once. Each
+        // refusal says which it is: a key file made against another store (a `herald project
+        // create` run with another --data-dir) is the commonest, and no signature is wrong.
+        guard let key = try await store.serviceAccountKey(id: keyID) else {
+            return oauthError(
+                "invalid_grant",
+                "Invalid JWT: this server has no key \(keyID). Was its key file made with another --data-dir or"
+                    + " --store than the server's? `herald project create` and `herald serve` must share one.")
+        }
+        guard key.isActive else {
+            return oauthError("invalid_grant", "Invalid JWT: the key \(keyID) was revoked.")
+        }
+        guard try await store.project(id: key.projectID) != nil else {
+            return oauthError("invalid_grant", "Invalid JWT: the project \(key.projectID) of key \(keyID) was deleted.")
         }
         let now = clock.now()
         do {

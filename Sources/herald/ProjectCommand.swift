@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HeraldCore
 import HeraldServer
 import HeraldStorage
@@ -188,7 +189,19 @@ extension ProjectCommand {
 }
 
 func openStore(_ options: StoreOptions) async throws -> any HeraldStore {
-    guard let url = options.storeURL else { return try SQLiteStore(dataDirectory: options.dataDirectory) }
+    guard let url = options.storeURL else {
+        let database = (options.dataDirectory as NSString).appendingPathComponent("herald.sqlite")
+        if !FileManager.default.fileExists(atPath: database) {
+            // The commonest first-hour mistake: a command run from another directory than the
+            // server's makes a store of its own, which the server never reads.
+            let path = URL(fileURLWithPath: options.dataDirectory).standardizedFileURL.path
+            FileHandle.standardError.write(
+                Data(
+                    ("herald: no store in \(path) yet; making a new one. A running `herald serve` sees what this"
+                        + " command writes only if it uses the same --data-dir.\n").utf8))
+        }
+        return try SQLiteStore(dataDirectory: options.dataDirectory)
+    }
     guard let location = PostgresStore.Location(url: url) else {
         throw ValidationError("not a postgres:// URL: \(url)")
     }

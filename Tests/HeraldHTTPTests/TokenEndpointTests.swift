@@ -109,11 +109,14 @@ import _CryptoExtras
         }
     }
 
-    @Test func C4_anUnknownKeyIDIsAnInvalidGrant() async throws {
+    /// A key file made against another store (`herald project create` with another
+    /// --data-dir) is told so, not that its signature is wrong.
+    @Test func C4_anUnknownKeyIDIsAnInvalidGrantThatSaysTheServerHasNoSuchKey() async throws {
         let server = try await TestServer.make()
         try await server.test { client in
             let response = try await TestServer.exchange(try server.assertion(keyID: "0000"), client: client)
-            try expectOAuthError(response, "invalid_grant")
+            try expectOAuthError(response, "invalid_grant", saying: "this server has no key 0000")
+            #expect(try response.json()["error_description"]?.stringValue?.contains("--data-dir") == true)
         }
     }
 
@@ -142,7 +145,9 @@ import _CryptoExtras
             #expect(try await TestServer.exchange(assertion, client: client).status == .ok)
             _ = try await server.store.revokeServiceAccountKey(id: server.key.id, at: server.clock.now())
             // Refused at once, before the credential cache reloads.
-            try expectOAuthError(try await TestServer.exchange(assertion, client: client), "invalid_grant")
+            try expectOAuthError(
+                try await TestServer.exchange(assertion, client: client), "invalid_grant",
+                saying: "the key \(server.key.id) was revoked")
         }
     }
 
@@ -168,12 +173,16 @@ import _CryptoExtras
     }
 
     private func expectOAuthError(
-        _ response: TestResponse, _ code: String, sourceLocation: SourceLocation = #_sourceLocation
+        _ response: TestResponse, _ code: String, saying words: String = "",
+        sourceLocation: SourceLocation = #_sourceLocation
     ) throws {
         #expect(response.status == .badRequest, sourceLocation: sourceLocation)
         let body = try response.json()
         #expect(body["error"] == .string(code), sourceLocation: sourceLocation)
-        #expect(body["error_description"]?.stringValue?.isEmpty == false, sourceLocation: sourceLocation)
+        let description = body["error_description"]?.stringValue ?? ""
+        #expect(
+            !description.isEmpty && (words.isEmpty || description.contains(words)), "\(description)",
+            sourceLocation: sourceLocation)
     }
 }
 
