@@ -216,7 +216,8 @@ def test_3_a_slow_webhook_delays_only_itself():
     try:
         with serving(names, "--allow-webhook-host", "127.0.0.1") as herald:
             for name, receiver in receivers.items():
-                output = herald.cli("project", "webhook", "add", name, "--url", receiver.url)
+                output = herald.cli("project", "webhook", "add", name, "--url", receiver.url,
+                                    "--allow-webhook-host", "127.0.0.1")
                 receiver.secret = printed_fields(output)["signing secret"]
             apps = {name: herald_sdk.initialize(herald.url, herald.projects[name]["key_file"],
                                                 name=f"{name}-{time.time()}") for name in names}
@@ -396,7 +397,14 @@ def test_5_webhooks_refuse_private_link_local_and_translated_addresses_and_say_u
     refused = ["https://169.254.169.254/latest/meta-data", "https://10.0.0.1/hook", "https://[fe80::1]/hook",
                "https://[64:ff9b::a9fe:a9fe]/hook", "https://[::7f00:1]/hook", "https://[::ffff:192.168.1.1]/hook"]
     silent = f"http://127.0.0.1:{free_port()}/hook"  # an allowed host where nothing listens
-    hooks = {url: printed_fields(server.cli("project", "webhook", "add", ALPHA, "--url", url))["webhook"]
+    # Refused when added; added as a server that opens these ranges would take them, the server
+    # (which does not) refuses them before each delivery.
+    for url in refused:
+        with pytest.raises(RuntimeError, match="--allow-webhook-host"):
+            server.cli("project", "webhook", "add", ALPHA, "--url", url)
+    ranges = [flag for cidr in ["127.0.0.1", "169.254.0.0/16", "10.0.0.0/8", "fe80::/10", "64:ff9b::/96", "::/96",
+                                "::ffff:0:0/96"] for flag in ("--allow-webhook-host", cidr)]
+    hooks = {url: printed_fields(server.cli("project", "webhook", "add", ALPHA, "--url", url, *ranges))["webhook"]
              for url in refused + [silent]}
     app = herald_sdk.initialize(server.url, server.projects[ALPHA]["key_file"], name="targets")
     messaging.send(messaging.Message(topic="news"), app=app)

@@ -110,9 +110,11 @@ public struct WebhookSender: Service {
             do {
                 target = try policy.check(webhook.url)
             } catch {
-                // A target that is not allowed stays refused: paused at once, with the reason.
+                // A target that is not allowed stays refused: paused at once, with the reason;
+                // counted, so that the failing-webhooks alert fires.
                 webhook = webhook.failed(error.description, at: clock.now())
                 webhook.state = .paused
+                metrics.increment("herald_webhook_requests_total", [("outcome", "refused")])
                 try await store.saveWebhook(webhook, holder: holder, release: true)
                 logger.warning("webhook target refused", metadata: ["webhook": "\(webhook.id)", "error": "\(error)"])
                 return 0

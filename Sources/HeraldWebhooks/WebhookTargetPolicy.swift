@@ -27,6 +27,8 @@ public struct WebhookTargetPolicy: Sendable {
     /// Why a target is refused.
     public struct Refusal: Error, CustomStringConvertible {
         public var description: String
+        /// The host has no address now: the one refusal a later look-up may lift.
+        public var unresolved = false
     }
 
     /// A checked target: the URL to post to, and the address its host had when checked,
@@ -43,12 +45,19 @@ public struct WebhookTargetPolicy: Sendable {
             scheme == "https" || scheme == "http"
         else { throw Refusal(description: "not an http(s) URL: \(text)") }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
-        let allowed = allowedHosts.contains(host)
-        guard allowed || scheme == "https" else {
-            throw Refusal(description: "only https targets are allowed: \(text)")
-        }
         let addresses = WebhookAddress.resolve(host)
-        guard let first = addresses.first else { throw Refusal(description: "\(host) has no address") }
+        // An allowed address allows a name that resolves to it (`localhost` for an allowed
+        // 127.0.0.1), and the request goes to that address.
+        let allowedAddress =
+            allowedHosts.contains(host) ? addresses.first : addresses.first { allowedHosts.contains($0.text) }
+        let allowed = allowedHosts.contains(host) || allowedAddress != nil
+        guard allowed || scheme == "https" else {
+            throw Refusal(
+                description: "only https targets are allowed: \(text); allow the host with --allow-webhook-host")
+        }
+        guard let first = allowedAddress ?? addresses.first else {
+            throw Refusal(description: "\(host) has no address", unresolved: true)
+        }
         let own = Set(ownHosts.map { $0.lowercased() }.compactMap(WebhookAddress.init))
         if ownPorts.contains(port),
             ownHosts.contains(where: { $0.lowercased() == host })

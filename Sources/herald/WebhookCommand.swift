@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import HeraldCore
 import HeraldStorage
+import HeraldWebhooks
 
 /// `herald project webhook add|list|remove|resume` (docs/EVENTS.md).
 struct WebhookCommand: AsyncParsableCommand {
@@ -18,15 +19,32 @@ struct WebhookCommand: AsyncParsableCommand {
         @Option(help: "The endpoint: https:// (http:// only to a host `herald serve --allow-webhook-host` allows).")
         var url: String
         @Option(help: "Event types to send, comma-separated; default every type.") var events: String?
+        @Option(
+            name: .customLong("allow-webhook-host"),
+            help:
+                "A host or range the server allows (its own --allow-webhook-host), so the target is checked as it will."
+        )
+        var allowedHosts: [String] = []
 
         func run() async throws {
             let store = try await openStore(storeOptions)
             guard try await store.project(id: projectID) != nil else {
                 throw ValidationError("No project \(projectID).")
             }
-            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""),
-                parsed.host != nil
-            else { throw ValidationError("--url takes an http:// or https:// URL, got \(url).") }
+            // Checked here as the server checks it before each delivery, so that a target it
+            // would refuse is refused now, with the way to allow it.
+            do {
+                _ = try WebhookTargetPolicy(allowedHosts: Swift.Set(allowedHosts)).check(url)
+            } catch {
+                guard error.unresolved else {
+                    throw ValidationError(
+                        "The server would refuse this target: \(error). Targets are https:// at public addresses;"
+                            + " to allow another host, start `herald serve --allow-webhook-host HOST` and pass this"
+                            + " command the same --allow-webhook-host HOST.")
+                }
+                FileHandle.standardError.write(
+                    Data("herald: \(error) now; added anyway, the server looks again before each delivery.\n".utf8))
+            }
             var types: Swift.Set<MessageEventType> = []
             for name in (events ?? "").split(separator: ",") {
                 guard let type = MessageEventType(rawValue: String(name)) else {

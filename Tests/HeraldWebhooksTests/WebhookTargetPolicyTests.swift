@@ -29,6 +29,21 @@ import Testing
         #expect(throws: WebhookTargetPolicy.Refusal.self) { try policy.check("http://10.1.2.3/") }
     }
 
+    /// `localhost` is the allowed 127.0.0.1 (and the request goes there), not a host of its own.
+    @Test func E5_anAllowedAddressAllowsTheNamesThatResolveToIt() throws {
+        let target = try WebhookTargetPolicy(allowedHosts: ["127.0.0.1"]).check("http://localhost:9000/hook")
+        #expect(target.address == "127.0.0.1")
+        #expect(throws: WebhookTargetPolicy.Refusal.self) { try WebhookTargetPolicy().check("http://localhost:9000/") }
+        let refusal = #expect(throws: WebhookTargetPolicy.Refusal.self) {
+            try WebhookTargetPolicy().check("http://127.0.0.1:9000/")
+        }
+        #expect(refusal?.description.contains("--allow-webhook-host") == true)
+        let unknown = #expect(throws: WebhookTargetPolicy.Refusal.self) {
+            try WebhookTargetPolicy().check("https://nowhere.invalid/")
+        }
+        #expect(unknown?.unresolved == true)
+    }
+
     @Test func E5_theHostsOwnAddressesAreKnown() {
         #expect(WebhookTargetPolicy.hostAddresses().contains(WebhookAddress("127.0.0.1")!))
         #expect(WebhookAddressRange("10.0.0.0/33") == nil && WebhookAddressRange("nonsense") == nil)
