@@ -322,18 +322,32 @@ public actor HeraldClient {
         try await register()
         var delay = configuration.initialBackoffSeconds
         while !Task.isCancelled {
+            var loggedIn = false
+            var reason = "closed by the server"
             do {
-                try await connectOnce { delay = self.configuration.initialBackoffSeconds }
+                try await connectOnce {
+                    delay = self.configuration.initialBackoffSeconds
+                    loggedIn = true
+                }
             } catch is CancellationError {
                 return
             } catch let failure as Failure {
                 throw failure
             } catch {
                 logger.debug("connection ended", metadata: ["error": "\(error)"])
+                reason = ConnectionFailure.reason(error)
             }
             connection = nil
             guard !Task.isCancelled else { return }
             let jittered = delay * Double.random(in: 0.5...1.5)
+            // Told to the app, so that a device that cannot reach its gateway says why.
+            eventContinuation.yield(
+                PendingEvent(
+                    event: .disconnected(
+                        ConnectionFailure(
+                            gateway: "\(configuration.gatewayHost):\(configuration.gatewayPort)", loggedIn: loggedIn,
+                            reason: reason, retryInSeconds: jittered)),
+                    persistentID: "", messageID: nil))
             try? await Task.sleep(for: .milliseconds(Int(jittered * 1000)))
             delay = min(delay * 2, configuration.maximumBackoffSeconds)
         }

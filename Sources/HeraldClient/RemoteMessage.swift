@@ -34,4 +34,6 @@ public enum ClientEvent: Sendable, Equatable {
     /// An upstream message was not sent (`UpstreamError`'s names: refused, or no app server
     /// took it within its time to live).
     case sendError(messageID: String, reason: String)
+    /// A connection to the gateway could not be made, or ended; the client tries again.
+    case disconnected(ConnectionFailure)
 }

@@ -16,7 +16,8 @@ struct DeviceCommand: AsyncParsableCommand {
             stored messages; `sent: ID` when the server has an upstream message, `send-error: ID REASON` when
             one was not sent. Commands on standard input, one a line: doze, wake, background, foreground,
             open MESSAGE-ID (tap a tray notification), upstream ID [ttl:SECONDS] KEY=VALUE... (send a message to
-            the app server), unsubscribe (end the Web Push subscription), uninstall, quit.
+            the app server), unsubscribe (end the Web Push subscription), uninstall, quit. Each failed or ended connection to the
+            gateway is told on standard error, with its reason, as it is tried again.
             """)
 
     @Option(help: "Herald's HTTP base URL, http:// or https:// (then checked against --ca when given).") var server =
@@ -118,6 +119,11 @@ struct DeviceCommand: AsyncParsableCommand {
             group.addTask { try await client.run() }
             group.addTask {
                 for await event in client.events {
+                    // Not a message: on standard error, so that the output's lines stay the app's.
+                    if case .disconnected(let failure) = event {
+                        FileHandle.standardError.write(Data("herald device: \(failure)\n".utf8))
+                        continue
+                    }
                     emit(Self.line(for: event))
                 }
             }
@@ -183,6 +189,8 @@ struct DeviceCommand: AsyncParsableCommand {
             return "sent: \(messageID)"
         case .sendError(let messageID, let reason):
             return "send-error: \(messageID) \(reason)"
+        case .disconnected(let failure):
+            return "disconnected: \(failure)"
         case .message(let message):
             var members: [(key: String, value: JSONValue)] = [
                 (key: "id", value: .string(message.messageID)), (key: "from", value: .string(message.from)),

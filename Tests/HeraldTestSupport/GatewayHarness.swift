@@ -166,11 +166,13 @@ public struct HarnessError: Error, CustomStringConvertible {
 }
 
 /// The next `count` events a client's app sees, within a time limit; fewer when time runs out.
+/// A connection's failure is not one: the tests that want those read `client.events`.
 public func nextEvents(_ client: HeraldClient, _ count: Int, within seconds: Double = 10) async -> [ClientEvent] {
     let collected = EventBox()
     await withTaskGroup(of: Void.self) { group in
         group.addTask {
             for await event in client.events {
+                if case .disconnected = event { continue }
                 await collected.append(event)
                 if await collected.events.count == count { return }
             }
@@ -191,8 +193,11 @@ public actor EventBox {
 public func firstEvent(_ client: HeraldClient, within seconds: Double = 10) async throws -> ClientEvent {
     try await withThrowingTaskGroup(of: ClientEvent?.self) { group in
         group.addTask {
-            var iterator = client.events.makeAsyncIterator()
-            return await iterator.next()
+            for await event in client.events {
+                if case .disconnected = event { continue }
+                return event
+            }
+            return nil
         }
         group.addTask {
             try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))

@@ -1,0 +1,30 @@
+import HeraldClient
+import HeraldCore
+import HeraldTestSupport
+import Testing
+
+/// A device that cannot reach its gateway tells its app why, each time it tries again.
+@Suite struct ConnectionFailureTests {
+    @Test func aClosedGatewayPortIsToldWithItsReasonAtEachAttempt() async throws {
+        try await GatewayHarness.with { harness in
+            var configuration = harness.clientConfiguration()
+            configuration.gatewayPort = try await GatewayHarness.freePort()
+            let client = HeraldClient(configuration: configuration)
+            _ = try await client.register()
+            let running = Task { try await client.run() }
+            defer { running.cancel() }
+            var failures: [ConnectionFailure] = []
+            for await event in client.events {
+                guard case .disconnected(let failure) = event else { continue }
+                failures.append(failure)
+                if failures.count == 2 { break }
+            }
+            for failure in failures {
+                #expect(!failure.loggedIn)
+                #expect(failure.gateway == "127.0.0.1:\(configuration.gatewayPort)")
+                #expect(failure.reason.contains("Connection refused"), "\(failure.reason)")
+                #expect(failure.description.hasPrefix("cannot connect to 127.0.0.1:"))
+            }
+        }
+    }
+}
