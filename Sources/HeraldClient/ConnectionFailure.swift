@@ -1,3 +1,4 @@
+import Foundation
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -28,7 +29,8 @@ public struct ConnectionFailure: Sendable, Equatable, CustomStringConvertible {
             }
             return "\(failed.host) has no address"
         }
-        if let io = error as? IOError { return io.description }
+        // The system's words alone: NIO's description repeats them around the call's name.
+        if let io = error as? IOError { return String(cString: strerror(io.errnoCode)) }
         if let tls = error as? NIOSSLError { return "TLS: \(tls)" }
         if case ChannelError.connectTimeout(let timeout) = error { return "no answer within \(timeout)" }
         return "\(error)"

@@ -22,7 +22,7 @@ import Testing
             for failure in failures {
                 #expect(!failure.loggedIn)
                 #expect(failure.gateway == "127.0.0.1:\(configuration.gatewayPort)")
-                #expect(failure.reason.contains("Connection refused"), "\(failure.reason)")
+                #expect(failure.reason == "Connection refused", "\(failure.reason)")
                 #expect(failure.description.hasPrefix("cannot connect to 127.0.0.1:"))
             }
         }
