@@ -13,15 +13,15 @@ import ServiceLifecycle
 struct EventStreamRoutes {
     let authenticator: Authenticator
     let events: any EventStore
-    let clock: any HeraldClock
+    /// The node's one reader of new events, which every stream takes its project's from.
+    let tail: EventTail
     /// Streams open at once on the node, per project and per credential (SEMANTICS E4).
     let streams: EventStreamSlots
     /// The ids events are given, and `Last-Event-ID` is read with.
     let eventIDs: EventIDs
 
-    /// How often the store is asked for new events, and how long a quiet stream waits
-    /// before a comment line keeps its connection (and proxies) from timing out.
-    static let pollInterval: Duration = .milliseconds(200)
+    /// How long a quiet stream waits before a comment line keeps its connection (and
+    /// proxies) from timing out. Its client leaving and the node stopping end the wait.
     static let keepAliveInterval: Duration = .seconds(15)
     static let lastEventID = HTTPField.Name("Last-Event-ID")!
     /// Events read from the store at once.
@@ -45,35 +45,56 @@ struct EventStreamRoutes {
                 first = try await events.latestEventSequence()
             }
             let slot = try Self.slot(streams, holder: .init(projectID: project.id, keyID: caller.keyID))
-            // The slot is given back as soon as the connection closes, not at the next write.
+            // The slot is given back as soon as the connection closes, not at the next write,
+            // and the stream's wait ends.
             let channel = context.channel
             channel.closeFuture.whenComplete { _ in slot.release() }
-            let (events, clock) = (events, clock)
+            let subscription = try await tail.subscribe(projectID: project.id)
+            channel.closeFuture.whenComplete { _ in subscription.leave() }
+            let events = events
             let projectID = project.id
             return Response(
                 status: .ok,
                 headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
                 body: ResponseBody { writer in
-                    defer { slot.release() }
-                    var start = first
-                    // The stream ends when the client goes or the server shuts down.
+                    defer {
+                        slot.release()
+                        subscription.leave()
+                    }
                     try await writer.write(ByteBuffer(string: ": \(projectID) events\n\n"))
-                    var quiet: Duration = .zero
-                    while !Task.isCancelled, !Task.isShuttingDownGracefully, channel.isActive {
-                        let found = try await events.settledEvents(
-                            projectID: projectID, after: start, limit: Self.batch, filter: filter, now: clock.now())
-                        if let last = found.last {
-                            start = last.sequence
-                            try await writer.write(
-                                ByteBuffer(string: found.map { Self.frame($0, ids: ids) }.joined()))
-                            quiet = .zero
-                            if found.count == Self.batch { continue }
-                        } else if quiet >= Self.keepAliveInterval {
-                            try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
-                            quiet = .zero
+                    var start = first
+                    // What the tail does not hand the stream (before it joined, or while the
+                    // stream was too far behind) is read from the store, a page at a time.
+                    var through = subscription.joinedThrough
+                    // The stream ends when the client goes or the server shuts down.
+                    try await withGracefulShutdownHandler {
+                        while !Task.isCancelled, channel.isActive {
+                            if start < through {
+                                let page = try await events.events(
+                                    projectID: projectID, after: start, limit: Self.batch, filter: filter)
+                                let mine = page.prefix { $0.sequence <= through }
+                                if !mine.isEmpty { try await writer.write(Self.frames(mine, ids: ids)) }
+                                start =
+                                    page.count == Self.batch && mine.count == page.count
+                                    ? page[page.count - 1].sequence : through
+                                continue
+                            }
+                            switch await subscription.next(upTo: Self.keepAliveInterval) {
+                            case .events(let found):
+                                let mine = found.filter { $0.sequence > start && filter.admits($0) }
+                                if !mine.isEmpty { try await writer.write(Self.frames(mine, ids: ids)) }
+                                start = max(start, found[found.count - 1].sequence)
+                                through = start
+                            case .behind(let missed):
+                                through = missed
+                            case .quiet:
+                                try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                            case .ended:
+                                return
+                            }
                         }
-                        try? await Task.sleep(for: Self.pollInterval)
-                        quiet += Self.pollInterval
+                    } onGracefulShutdown: {
+                        subscription.leave()
                     }
                     try await writer.finish(nil)
                 })
@@ -99,6 +120,11 @@ struct EventStreamRoutes {
         case .failure(.node):
             throw HeraldError.unavailable(retryAfterSeconds: 5, "Too many event streams are open on this node.")
         }
+    }
+
+    /// Events as SSE frames, in one buffer.
+    static func frames(_ events: some Collection<MessageEvent>, ids: EventIDs.Project) -> ByteBuffer {
+        ByteBuffer(string: events.map { frame($0, ids: ids) }.joined())
     }
 
     /// One event as an SSE frame: its id, its type as the SSE event name, and its JSON.

@@ -33,6 +33,8 @@ public struct HTTPEnvironment: Sendable {
     public let health = NodeHealth()
     /// The event streams open on the node, by project and credential, over every listener.
     public let eventStreams = EventStreamSlots()
+    /// The node's one reader of new events for every open event stream; a service of the node.
+    public let eventTail: EventTail
     /// Closes the node's HTTP connections at the end of the stop's grace.
     public let httpShutdown = HTTPShutdown()
     /// Password checks running at once on the node (console sign-in): each takes a core for
@@ -55,6 +57,7 @@ public struct HTTPEnvironment: Sendable {
         publicURL: String? = nil
     ) {
         self.deviceRequests = DeviceRequestLimiter(limits: deviceRequestLimits, clock: clock)
+        self.eventTail = EventTail(store: store, clock: clock)
         self.metricsAccess = metricsAccess
         self.eventIDs = eventIDs
         self.admission = DownstreamAdmission(quotas: quotas, sends: sends, lanes: lanes, clock: clock, metrics: metrics)

@@ -46,7 +46,7 @@ public enum HeraldRouter {
         MessageRoutes(authenticator: authenticator, events: store, clock: clock, eventIDs: environment.eventIDs)
             .register(on: router)
         EventStreamRoutes(
-            authenticator: authenticator, events: store, clock: clock, streams: environment.eventStreams,
+            authenticator: authenticator, events: store, tail: environment.eventTail, streams: environment.eventStreams,
             eventIDs: environment.eventIDs
         )
         .register(on: router)

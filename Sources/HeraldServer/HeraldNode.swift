@@ -292,6 +292,8 @@ public struct HeraldNode: Sendable {
             WebhookSender(
                 store: store, policy: configuration.webhookTargets, holder: cluster.nodeID, clock: clock,
                 eventIDs: environment.eventIDs, metrics: metrics, logger: logger),
+            // Stopped after the HTTP listeners, so their streams end first.
+            environment.eventTail,
         ]
         if let xmpp { services.append(XMPPService(gateway: xmpp)) }
         services += [

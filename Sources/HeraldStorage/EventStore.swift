@@ -9,6 +9,15 @@ public protocol EventStore: Sendable {
     /// admits, oldest first.
     func events(projectID: String, after: Int64, limit: Int, filter: EventFilter) async throws -> [MessageEvent]
 
+    /// Up to `limit` events of every project after sequence number `after`, oldest first:
+    /// what a node's one reader for all its event streams reads (`EventTail`).
+    func events(after: Int64, limit: Int) async throws -> [MessageEvent]
+
+    /// Woken by each write of this store, when every write that makes events is this
+    /// process's (an embedded store); nil for a store other nodes write too, whose readers
+    /// look again after a while.
+    var writes: WakeSignal? { get }
+
     /// Keeps events that come with no stored fact (`refused`), in one transaction, naming
     /// this store's node.
     func recordEvents(_ events: [MessageEvent]) async throws
@@ -37,7 +46,15 @@ extension EventStore {
     public func settledEvents(projectID: String, after: Int64, limit: Int, filter: EventFilter, now: Timestamp)
         async throws -> [MessageEvent]
     {
-        let found = try await events(projectID: projectID, after: after, limit: limit, filter: filter)
+        settled(try await events(projectID: projectID, after: after, limit: limit, filter: filter), now: now)
+    }
+
+    /// `events(after:limit:)` up to the first event too recent to be sure of, as above.
+    public func settledEvents(after: Int64, limit: Int, now: Timestamp) async throws -> [MessageEvent] {
+        settled(try await events(after: after, limit: limit), now: now)
+    }
+
+    private func settled(_ found: [MessageEvent], now: Timestamp) -> [MessageEvent] {
         let lag = eventCommitLagMilliseconds
         guard lag > 0 else { return found }
         return Array(found.prefix { now.milliseconds - $0.at.milliseconds >= lag })

@@ -36,7 +36,14 @@ extension InMemoryStore {
         )
     }
 
+    public func events(after: Int64, limit: Int) -> [MessageEvent] {
+        Array(eventLog.lazy.filter { $0.sequence > after }.prefix(limit))
+    }
+
     public func latestEventSequence() -> Int64 { eventLog.last?.sequence ?? 0 }
+
+    /// Read by tests only: its readers look again after a while.
+    public nonisolated var writes: WakeSignal? { nil }
 
     public nonisolated var eventCommitLagMilliseconds: Int64 { 0 }
 

@@ -86,6 +86,18 @@ extension PostgresStore {
         return try await rows(PostgresQuery(unsafeSQL: sql, binds: binds)).map(Self.event)
     }
 
+    public func events(after: Int64, limit: Int) async throws -> [MessageEvent] {
+        try await rows(
+            """
+            SELECT \(unescaped: Self.eventColumns) FROM events WHERE sequence > \(after)
+            ORDER BY sequence LIMIT \(Int64(limit))
+            """
+        ).map(Self.event)
+    }
+
+    /// Other nodes write events too: their readers look again after a while.
+    public var writes: WakeSignal? { nil }
+
     public func latestEventSequence() async throws -> Int64 {
         try await rows("SELECT COALESCE(MAX(sequence), 0) FROM events").first?.decode(Int64.self) ?? 0
     }

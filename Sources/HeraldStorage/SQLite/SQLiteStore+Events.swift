@@ -111,6 +111,14 @@ extension SQLiteStore {
         }
     }
 
+    public func events(after: Int64, limit: Int) async throws -> [MessageEvent] {
+        try read { db in
+            try db.fetchAllCached(
+                sql: "SELECT \(Self.eventColumns) FROM events WHERE sequence > ? ORDER BY sequence LIMIT ?",
+                arguments: [after, limit], Self.event)
+        }
+    }
+
     public func latestEventSequence() async throws -> Int64 {
         try read { db in try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM events") ?? 0 }
     }

@@ -12,6 +12,8 @@ public final class SQLiteStore: HeraldStore {
     let pool: DatabasePool
     /// Every write goes through it: writes that come together share a transaction.
     let commits: GroupCommit
+    /// Every write is this process's: each one wakes the readers waiting for new rows.
+    public let writes: WakeSignal? = WakeSignal()
     /// A connection of its own for moving the write-ahead log into the database file
     /// (`checkpoint()`), so that a writer does not pay for it inside a transaction.
     let checkpointer: DatabaseQueue
@@ -101,7 +103,9 @@ public final class SQLiteStore: HeraldStore {
         short: Bool = false, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
         do {
-            return try await commits.write(short: short, body)
+            let value = try await commits.write(short: short, body)
+            writes?.wake()
+            return value
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             // GRDB interrupts the statement of a cancelled task: to callers that is a
             // cancellation, after which they may still write what they held (nothing was).
