@@ -25,8 +25,10 @@ public final class WakeSignal: Sendable {
 
     /// Something was written: every waiting reader goes on.
     public func wake() {
-        let woken = state.withLock { state in
+        // Called after every write of an embedded store: nothing is made when nobody waits.
+        let woken = state.withLock { state -> [CheckedContinuation<Void, Never>] in
             state.generation &+= 1
+            guard !state.waiting.isEmpty else { return [] }
             defer { state.waiting.removeAll() }
             return Array(state.waiting.values)
         }

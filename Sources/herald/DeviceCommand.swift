@@ -121,7 +121,7 @@ struct DeviceCommand: AsyncParsableCommand {
                 for await event in client.events {
                     // Not a message: on standard error, so that the output's lines stay the app's.
                     if case .disconnected(let failure) = event {
-                        FileHandle.standardError.write(Data("herald device: \(failure)\n".utf8))
+                        tell("herald device: \(failure)")
                         continue
                     }
                     emit(Self.line(for: event))
@@ -212,6 +212,11 @@ struct DeviceCommand: AsyncParsableCommand {
 /// Writes a line to standard output at once, unbuffered, so that a pipe sees each event as it happens.
 func emit(_ line: String) {
     FileHandle.standardOutput.write(Data((line + "\n").utf8))
+}
+
+/// Writes a line to standard error: what the user should know that is not the command's output.
+func tell(_ line: String) {
+    FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
 /// Prints every notification shown in the tray as a `tray:` line.

@@ -46,7 +46,7 @@ struct EventsCommand: AsyncParsableCommand {
             }
             if output != nil {
                 try handle.close()
-                FileHandle.standardError.write(Data("\(written) events written to \(output ?? "")\n".utf8))
+                tell("\(written) events written to \(output ?? "")")
             }
         }
 

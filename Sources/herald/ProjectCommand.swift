@@ -195,10 +195,9 @@ func openStore(_ options: StoreOptions) async throws -> any HeraldStore {
             // The commonest first-hour mistake: a command run from another directory than the
             // server's makes a store of its own, which the server never reads.
             let path = URL(fileURLWithPath: options.dataDirectory).standardizedFileURL.path
-            FileHandle.standardError.write(
-                Data(
-                    ("herald: no store in \(path) yet; making a new one. A running `herald serve` sees what this"
-                        + " command writes only if it uses the same --data-dir.\n").utf8))
+            tell(
+                "herald: no store in \(path) yet; making a new one. A running `herald serve` sees what this"
+                    + " command writes only if it uses the same --data-dir.")
         }
         return try SQLiteStore(dataDirectory: options.dataDirectory)
     }

@@ -42,8 +42,7 @@ struct WebhookCommand: AsyncParsableCommand {
                             + " to allow another host, start `herald serve --allow-webhook-host HOST` and pass this"
                             + " command the same --allow-webhook-host HOST.")
                 }
-                FileHandle.standardError.write(
-                    Data("herald: \(error) now; added anyway, the server looks again before each delivery.\n".utf8))
+                tell("herald: \(error) now; added anyway, the server looks again before each delivery.")
             }
             var types: Swift.Set<MessageEventType> = []
             for name in (events ?? "").split(separator: ",") {
