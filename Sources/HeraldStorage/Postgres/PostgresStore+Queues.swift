@@ -6,14 +6,6 @@ import PostgresNIO
 extension PostgresStore {
     // MARK: Messages
 
-    public func appendMessages(
-        _ messages: [StoredMessage], queue: [QueuedMessage], limits: QueueLimits, stats: [DeliveryStat]
-    ) async throws -> [Enqueued] {
-        try await transaction { connection in
-            try await self.enqueue(queue, limits: limits, stats: stats, messages: messages, on: connection)
-        }
-    }
-
     public func message(id: String) async throws -> StoredMessage? {
         try await rows(
             """

@@ -23,6 +23,8 @@ public final class PostgresStore: HeraldStore, Cluster {
     let primary: PostgresPrimary
     /// When statements waiting for a connection give up (`leaseTimeout`).
     let leaseDeadlines = LeaseDeadlines()
+    /// Appends waiting for the next batch (`appendMessages`).
+    let appends = BatchedCalls<QueueAppend, [Enqueued]>(maximumBatch: 256)
     let logger: Logger
 
     /// Why the store could not open or a statement failed, in the database's words.

@@ -6,10 +6,7 @@ import Synchronization
 /// a savepoint of its own: one that fails rolls back alone, and none is answered before the
 /// commit that makes it durable. The SQLite writer then pays for one commit a batch instead
 /// of one a call, and a write waits behind one batch, not behind a line of transactions.
-///
-/// No thread is held waiting: the caller that finds no batch being written writes the next
-/// one (every write waiting then, at most `maximumBatch`), and afterwards hands that turn
-/// to the oldest write still waiting.
+/// `BatchedCalls` says which caller writes a batch.
 final class GroupCommit: Sendable {
     /// At most this many writes share a transaction.
     static let maximumBatch = 64
@@ -20,16 +17,8 @@ final class GroupCommit: Sendable {
         self.pool = pool
     }
 
-    /// What a waiting write is told.
-    private enum Turn {
-        /// Its batch was committed or failed: its outcome says which.
-        case done
-        /// No batch is being written: it writes the next one.
-        case write
-    }
-
     /// One write waiting for its batch.
-    private final class Pending: Sendable {
+    private struct Pending: Sendable {
         /// Runs the write's body in the batch's transaction (in a savepoint unless `alone`)
         /// and keeps what it answered; throws what it threw.
         let run: @Sendable (_ db: Database, _ alone: Bool) throws -> Void
@@ -37,54 +26,15 @@ final class GroupCommit: Sendable {
         let fail: @Sendable (any Error) -> Void
         /// A few rows: it may run on its caller's thread.
         let short: Bool
-        /// The waiter, or a turn given before the waiter listened.
-        private let slot = Mutex<(waiter: CheckedContinuation<Turn, Never>?, early: Turn?)>((nil, nil))
-
-        init(
-            run: @escaping @Sendable (Database, Bool) throws -> Void, fail: @escaping @Sendable (any Error) -> Void,
-            short: Bool
-        ) {
-            self.run = run
-            self.fail = fail
-            self.short = short
-        }
-
-        func wait() async -> Turn {
-            await withCheckedContinuation { continuation in
-                let early = slot.withLock { slot -> Turn? in
-                    if let early = slot.early { return early }
-                    slot.waiter = continuation
-                    return nil
-                }
-                if let early { continuation.resume(returning: early) }
-            }
-        }
-
-        func give(_ turn: Turn) {
-            let waiter = slot.withLock { slot -> CheckedContinuation<Turn, Never>? in
-                guard let waiter = slot.waiter else {
-                    slot.early = turn
-                    return nil
-                }
-                slot.waiter = nil
-                return waiter
-            }
-            waiter?.resume(returning: turn)
-        }
     }
 
-    private struct State {
-        var waiting: [Pending] = []
-        var writing = false
-    }
-
-    private let state = Mutex(State())
+    private let calls = BatchedCalls<Pending, Void>(maximumBatch: GroupCommit.maximumBatch)
     /// Transactions finished (committed or failed) so far: one that finishes after this is
     /// read is not in the log yet.
-    let batches = Atomic<Int>(0)
+    var batches: Int { calls.batches.load(ordering: .relaxed) }
 
     /// Writes waiting for a batch.
-    var waiting: Int { state.withLock { $0.waiting.count } }
+    var waiting: Int { calls.waiting }
 
     /// Runs `body` in a write transaction, possibly beside other writes, and answers once
     /// that transaction is committed. A `short` write (a few rows, as a send's) lets a batch
@@ -110,16 +60,10 @@ final class GroupCommit: Sendable {
                 }
             },
             fail: { error in outcome.withLock { $0 = .failure(error) } }, short: short)
-        let writesNext = state.withLock { state in
-            state.waiting.append(pending)
-            guard !state.writing else { return false }
-            state.writing = true
-            return true
-        }
-        if writesNext {
-            await writeBatch()
-        } else if case .write = await pending.wait() {
-            await writeBatch()
+        try await calls.submit(pending) { batch in
+            await write(batch)
+            // Each write's outcome is its own `outcome`.
+            return batch.map { _ in .success(()) }
         }
         return try outcome.withLock { $0 }!.get()
     }
@@ -226,28 +170,12 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Writes the writes waiting now in one transaction, then answers them and passes the
-    /// turn on. The first of the batch is the caller's own.
-    private func writeBatch() async {
-        let batch = state.withLock { state in
-            let batch = Array(state.waiting.prefix(Self.maximumBatch))
-            state.waiting.removeFirst(batch.count)
-            return batch
-        }
+    /// Writes a batch in one transaction; the first of it is the caller's own.
+    private func write(_ batch: [Pending]) async {
         if !batch.allSatisfy(\.short) {
             await writeOnQueue(batch)
         } else if await !writeHere(batch) {
             await writeOnQueue(batch)
         }
-        batches.add(1, ordering: .relaxed)
-        let next = state.withLock { state -> Pending? in
-            guard let next = state.waiting.first else {
-                state.writing = false
-                return nil
-            }
-            return next
-        }
-        for pending in batch.dropFirst() { pending.give(.done) }
-        next?.give(.write)
     }
 }

@@ -59,7 +59,7 @@ public final class SQLiteStore: HeraldStore {
     /// the database's locks several times a second for nothing.
     @discardableResult
     public func checkpoint() async throws -> Bool {
-        let finished = commits.batches.load(ordering: .relaxed)
+        let finished = commits.batches
         if checkpointedThrough.withLock({ $0 }) == finished { return false }
         let row = try await checkpointer.writeWithoutTransaction { db in
             try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
