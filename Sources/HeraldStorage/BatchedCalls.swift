@@ -1,7 +1,7 @@
 import Synchronization
 
 /// Calls that arrive while a batch of them is being run wait, and run together as the next
-/// batch: writes that share a transaction, or reads that share a statement.
+/// batch: writes that share a transaction (the stores' group commits).
 ///
 /// No thread is held waiting. The caller that finds no batch running runs the next one
 /// (every call waiting then, at most `maximumBatch`, its own first), keeps each call's
