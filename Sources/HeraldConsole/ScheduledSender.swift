@@ -11,35 +11,51 @@ public import ServiceLifecycle
 public struct ScheduledSender: Service {
     /// How long a node holds a send it claimed.
     static let leaseMilliseconds: Int64 = 10_000
-    /// How often the store is asked for due sends: a send goes out within this of its time.
+    /// How often a store that gives no signal is asked for due sends.
     static let interval: Duration = .milliseconds(250)
 
     let store: any ScheduleStore & QueueStore
+    /// Wakes the sender when a send is scheduled; nil for a store that does not tell.
+    let work: WorkSignals?
     let sender: ConsoleSender
     let directory: CredentialDirectory
     let clock: any HeraldClock
     let logger: Logger
 
     public init(
-        store: any ScheduleStore & QueueStore, sender: ConsoleSender, directory: CredentialDirectory,
-        clock: any HeraldClock, logger: Logger
+        store: any ScheduleStore & QueueStore, work: WorkSignals?, sender: ConsoleSender,
+        directory: CredentialDirectory, clock: any HeraldClock, logger: Logger
     ) {
         self.store = store
+        self.work = work
         self.sender = sender
         self.directory = directory
         self.clock = clock
         self.logger = logger
     }
 
+    /// Sends what is due, then waits until the next send falls due, one is scheduled
+    /// (`WorkSignals`), or `WorkWaiter.defaultFallback` passes.
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            var waiter = WorkWaiter(.scheduled, of: work, polling: Self.interval)
             while !Task.isCancelled {
+                let mark = waiter.mark()
+                var dueIn: Duration?
                 do {
-                    while try await sendDue() > 0 {}
+                    let next = try await store.nextClaimableSend()
+                    if let next, next <= clock.now() {
+                        while try await sendDue() > 0 {}
+                        dueIn = .zero
+                    } else if let next {
+                        dueIn = .milliseconds(next.milliseconds - clock.now().milliseconds)
+                    }
                 } catch {
-                    logger.warning("scheduled sends not claimed", metadata: ["error": "\(error)"])
+                    if !Task.isCancelled {
+                        logger.warning("scheduled sends not claimed", metadata: ["error": "\(error)"])
+                    }
                 }
-                try? await Task.sleep(for: Self.interval)
+                await waiter.wait(after: mark, dueIn: dueIn)
             }
         }
     }

@@ -4,14 +4,13 @@ public import ServiceLifecycle
 import Synchronization
 
 /// A node's one reader of new events for all its open event streams: one store query a look,
-/// however many streams are open. It looks when its store writes (an embedded store wakes it)
-/// and at least every `fallback`, or every `interval` on a store other nodes write too; with
-/// no stream open it does not look at all. Each stream takes the events of its project.
+/// however many streams are open. It looks when a commit wrote events (`WorkSignals`), when
+/// events it saw too recent to be sure of have settled, and at least every
+/// `WorkWaiter.defaultFallback`; every `interval` on a store that gives no signal. With no
+/// stream open it does not look at all. Each stream takes the events of its project.
 public final class EventTail: Service, Sendable {
-    /// How often a store other nodes write is looked at.
+    /// How often a store that gives no signal is looked at.
     public static let interval: Duration = .milliseconds(200)
-    /// How often an embedded store is looked at with no write to wake the tail.
-    public static let fallback: Duration = .seconds(5)
     /// Events read at once.
     static let batch = 1_000
 
@@ -61,25 +60,22 @@ public final class EventTail: Service, Sendable {
     }
 
     public func run() async throws {
-        let writes = store.writes
         // A graceful shutdown cancels the loop, and with it any wait.
         await cancelWhenGracefulShutdown {
+            var waiter = WorkWaiter(.events, of: self.store.work, polling: Self.interval)
             while !Task.isCancelled {
-                let written = writes?.mark()
+                let written = waiter.mark()
                 let opening = self.opened.mark()
                 guard let cursor = self.state.withLock({ $0.streams.isEmpty ? nil : $0.cursor }) else {
                     await self.opened.wait(after: opening, upTo: .seconds(60))
                     continue
                 }
-                let found =
-                    (try? await self.store.settledEvents(after: cursor, limit: Self.batch, now: self.clock.now())) ?? []
-                self.handOut(found, after: cursor)
+                let now = self.clock.now()
+                let found = (try? await self.store.events(after: cursor, limit: Self.batch)) ?? []
+                self.handOut(self.store.settled(found, now: now), after: cursor)
                 if found.count == Self.batch { continue }
-                if let writes, let written {
-                    await writes.wait(after: written, upTo: Self.fallback)
-                } else {
-                    try? await Task.sleep(for: Self.interval)
-                }
+                // Events too recent to be sure of are looked at again once they have settled.
+                await waiter.wait(after: written, dueIn: self.store.untilSettled(found, now: now))
             }
         }
         stop()

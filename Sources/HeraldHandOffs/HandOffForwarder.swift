@@ -3,6 +3,7 @@ public import HeraldStorage
 public import HeraldTelemetry
 public import Logging
 public import ServiceLifecycle
+import Synchronization
 
 /// Hands the queued messages of app instances reached through another push service to it:
 /// Apple's app instances to APNs (SEMANTICS A1–A4, `APNsHandOffs`), tokens Herald did not
@@ -32,7 +33,8 @@ public final class HandOffForwarder: Service, Sendable {
         public var batchSize: Int
         /// How long a claim holds its entries.
         public var claimSeconds: Int64
-        /// How long to wait when nothing is due.
+        /// The least time between two looks while entries keep coming; how often a store that
+        /// gives no signal is looked at.
         public var idleWait: Duration
 
         public static let appleProductionURL = "https://api.push.apple.com"
@@ -69,6 +71,10 @@ public final class HandOffForwarder: Service, Sendable {
 
     let configuration: Configuration
     private let store: any Store
+    /// Wakes the forwarder when entries are queued; nil for a store that does not tell.
+    private let work: WorkSignals?
+    /// The earliest time an entry this node put back falls due again.
+    private let nextDeferred = Mutex<Timestamp?>(nil)
     private let clock: any HeraldClock
     private let logger: Logger
     private let apns: APNsHandOffs
@@ -76,11 +82,13 @@ public final class HandOffForwarder: Service, Sendable {
     private let webPush: WebPushHandOffs
 
     public init(
-        configuration: Configuration, store: any Store, clock: any HeraldClock, metrics: HeraldMetrics,
-        logger: Logger, countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void = { _, _, _ in }
+        configuration: Configuration, store: any Store, work: WorkSignals? = nil, clock: any HeraldClock,
+        metrics: HeraldMetrics, logger: Logger,
+        countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void = { _, _, _ in }
     ) {
         self.configuration = configuration
         self.store = store
+        self.work = work
         self.clock = clock
         self.logger = logger
         let environment = HandOffEnvironment(
@@ -91,20 +99,40 @@ public final class HandOffForwarder: Service, Sendable {
         webPush = WebPushHandOffs(environment: environment)
     }
 
+    /// Hands off what is due, then waits until entries are queued (`WorkSignals`), one it
+    /// put back falls due, or `WorkWaiter.defaultFallback` passes.
     public func run() async throws {
-        while !Task.isShuttingDownGracefully, !Task.isCancelled {
-            let handled: Int
-            do {
-                handled = try await forwardDue()
-            } catch {
-                logger.error("hand-off failed", metadata: ["error": "\(error)"])
-                handled = 0
+        var waiter = WorkWaiter(
+            .handOffs, of: work, pace: configuration.idleWait, polling: configuration.idleWait)
+        // A graceful shutdown ends the wait, not a batch under way.
+        await withGracefulShutdownHandler {
+            while !Task.isShuttingDownGracefully, !Task.isCancelled {
+                let mark = waiter.mark()
+                let handled: Int
+                do {
+                    handled = try await forwardDue()
+                } catch {
+                    logger.error("hand-off failed", metadata: ["error": "\(error)"])
+                    handled = 0
+                }
+                if handled == 0 { await waiter.wait(after: mark, dueIn: deferredDueIn()) }
             }
-            if handled == 0 { try? await Task.sleep(for: configuration.idleWait) }
+        } onGracefulShutdown: { [work] in
+            work?[.handOffs].wake()
         }
         await apns.shutdown()
         await fcm.shutdown()
         await webPush.shutdown()
+    }
+
+    /// How long until the earliest entry this node put back falls due; nil for none.
+    private func deferredDueIn() -> Duration? {
+        let now = clock.now()
+        return nextDeferred.withLock { next in
+            guard let due = next else { return nil }
+            if due <= now { next = nil }
+            return .milliseconds(max(0, due.milliseconds - now.milliseconds))
+        }
     }
 
     /// Hands off one batch of due entries; answers how many there were.
@@ -156,7 +184,10 @@ public final class HandOffForwarder: Service, Sendable {
             refused.append(entry.stat(.droppedRefused))
         }
         if !refused.isEmpty { try await store.record(refused) }
-        for (at, sequences) in outcome.deferred { try await store.deferHandOffs(sequences, to: at) }
+        for (at, sequences) in outcome.deferred {
+            try await store.deferHandOffs(sequences, to: at)
+            nextDeferred.withLock { $0 = min($0 ?? at, at) }
+        }
     }
 
 }

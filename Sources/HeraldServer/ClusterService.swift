@@ -19,6 +19,8 @@ public struct ClusterService: Service {
         /// Between two quota exchanges (a quota may be exceeded by what other nodes accept
         /// in this time).
         public var quotaExchange: Duration = .milliseconds(200)
+        /// Between two quota exchanges while this node counts no send.
+        public var quietQuotaExchange: Duration = .seconds(5)
         /// How long device signals are gathered, once one is waiting, before they are sent.
         public var signalDelay: Duration = .milliseconds(1)
         /// How long signals that could not be sent wait before they are tried again.
@@ -28,6 +30,8 @@ public struct ClusterService: Service {
     }
 
     let cluster: any Cluster
+    /// Wakes the quota exchange when another node publishes its counts.
+    let work: WorkSignals?
     let devices: DeliveryPath
     let quotas: Quotas
     let fanouts: FanoutEngine
@@ -37,10 +41,11 @@ public struct ClusterService: Service {
     private let outbox: Outbox
 
     init(
-        cluster: any Cluster, devices: DeliveryPath, outbox: Outbox, quotas: Quotas, fanouts: FanoutEngine,
-        clock: any HeraldClock, timing: Timing = Timing(), logger: Logger
+        cluster: any Cluster, work: WorkSignals? = nil, devices: DeliveryPath, outbox: Outbox, quotas: Quotas,
+        fanouts: FanoutEngine, clock: any HeraldClock, timing: Timing = Timing(), logger: Logger
     ) {
         self.cluster = cluster
+        self.work = work
         self.devices = devices
         self.quotas = quotas
         self.fanouts = fanouts
@@ -156,14 +161,27 @@ public struct ClusterService: Service {
         devices.wakeAll()
     }
 
-    /// Shares this node's project quota counts and learns the others'.
+    /// Shares this node's project quota counts and learns the others'. Every `quotaExchange`
+    /// it looks at its own counts, which costs no store call, and exchanges a quota's when
+    /// they changed, when another node published its counts (`WorkSignals`), and at least
+    /// every `quietQuotaExchange`: a node that accepts nothing sends nothing, and still knows
+    /// the others' counts within a `quotaExchange` of their change. Without signals it
+    /// exchanges every `quotaExchange`.
     private func exchangeQuotas() async {
         var published: [Quotas.Shared: Set<QuotaCount>] = [:]
+        var exchanged: [Quotas.Shared: ContinuousClock.Instant] = [:]
+        var heard = work?[.quotas].mark()
         while !Task.isCancelled {
             let now = clock.now()
+            let hearing = work?[.quotas].mark()
+            let othersPublished = work == nil || hearing != heard
+            heard = hearing
             for quota in Quotas.Shared.allCases {
                 let counts = Set(quotas.localCounts(quota, now: now))
                 let changed = Array(counts.subtracting(published[quota] ?? []))
+                let quiet = exchanged[quota].map { ContinuousClock.now - $0 >= timing.quietQuotaExchange } ?? true
+                guard othersPublished || quiet || !changed.isEmpty else { continue }
+                exchanged[quota] = .now
                 do {
                     let others = try await cluster.exchangeQuotaCounts(
                         quota: quota.rawValue, mine: changed,

@@ -130,7 +130,7 @@ public struct HeraldNode: Sendable {
             dispatcher: dispatcher,
             quotas: quotas, sends: ConcurrencyGate(limit: configuration.maximumConcurrentSends),
             clock: clock, metrics: metrics, logger: logger,
-            renderMetrics: { metricsRegistry.emitToString() },
+            renderMetrics: { [calls = store.calls] in metricsRegistry.emitToString() + calls.exposition },
             metricsAccess: .forListening(
                 on: configuration.httpHost, token: configuration.metricsToken,
                 openOnLoopback: configuration.metricsWithoutToken),
@@ -188,7 +188,7 @@ public struct HeraldNode: Sendable {
         return try await PostgresStore.withStore(
             location, nodeID: configuration.nodeID,
             nodeAddress: NodeIdentity.address(httpHost: configuration.httpHost, httpPort: configuration.httpPort),
-            logger: logger, connections: configuration.databaseConnections
+            logger: logger, connections: configuration.databaseConnections, listening: true
         ) { store in
             try await body(NodeStore(store: store, cluster: store, maintenance: []))
         }
@@ -271,7 +271,8 @@ public struct HeraldNode: Sendable {
         if let outbox {
             services.append(
                 ClusterService(
-                    cluster: cluster, devices: devices, outbox: outbox, quotas: quotas, fanouts: fanouts,
+                    cluster: cluster, work: store.work, devices: devices, outbox: outbox, quotas: quotas,
+                    fanouts: fanouts,
                     clock: clock, timing: configuration.cluster, logger: logger))
         }
         services += maintenance
@@ -280,13 +281,16 @@ public struct HeraldNode: Sendable {
                 store: store, upstream: upstream, clock: clock, intervalSeconds: configuration.sweepIntervalSeconds,
                 abandonedAfterSeconds: configuration.abandonedCheckinSeconds,
                 eventRetentionDays: configuration.eventRetentionDays, logger: logger),
-            CredentialRefresher(directory: directory, tokens: environment.tokens, store: store, logger: logger),
+            CredentialRefresher(
+                directory: directory, tokens: environment.tokens, store: store, work: store.work, logger: logger),
             GatewayService(gateway: gateway) { ports in await ready.gateway(ports) },
             FanoutService(engine: fanouts),
             ScheduledSender(
-                store: store, sender: environment.consoleSender, directory: directory, clock: clock, logger: logger),
+                store: store, work: store.work, sender: environment.consoleSender, directory: directory, clock: clock,
+                logger: logger),
             HandOffForwarder(
-                configuration: configuration.effectiveHandOffs, store: store, clock: clock, metrics: metrics,
+                configuration: configuration.effectiveHandOffs, store: store, work: store.work, clock: clock,
+                metrics: metrics,
                 logger: logger, countError: environment.errors.count),
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
             WebhookSender(

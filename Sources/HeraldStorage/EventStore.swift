@@ -13,10 +13,9 @@ public protocol EventStore: Sendable {
     /// what a node's one reader for all its event streams reads (`EventTail`).
     func events(after: Int64, limit: Int) async throws -> [MessageEvent]
 
-    /// Woken by each write of this store, when every write that makes events is this
-    /// process's (an embedded store); nil for a store other nodes write too, whose readers
-    /// look again after a while.
-    var writes: WakeSignal? { get }
+    /// Wakes the workers of what this store's writes create (new events among them); nil for
+    /// a store that does not tell, whose readers look again every little while.
+    var work: WorkSignals? { get }
 
     /// Keeps events that come with no stored fact (`refused`), in one transaction, naming
     /// this store's node.
@@ -54,9 +53,20 @@ extension EventStore {
         settled(try await events(after: after, limit: limit), now: now)
     }
 
-    private func settled(_ found: [MessageEvent], now: Timestamp) -> [MessageEvent] {
+    /// The events of `found` up to the first too recent to be sure of.
+    public func settled(_ found: [MessageEvent], now: Timestamp) -> [MessageEvent] {
         let lag = eventCommitLagMilliseconds
         guard lag > 0 else { return found }
         return Array(found.prefix { now.milliseconds - $0.at.milliseconds >= lag })
+    }
+
+    /// How long until the first of `found` that `settled` held back can be handed out; nil
+    /// when it held none back.
+    public func untilSettled(_ found: [MessageEvent], now: Timestamp) -> Duration? {
+        let lag = eventCommitLagMilliseconds
+        guard lag > 0, let first = found.first(where: { now.milliseconds - $0.at.milliseconds < lag }) else {
+            return nil
+        }
+        return .milliseconds(max(1, first.at.milliseconds + lag - now.milliseconds))
     }
 }

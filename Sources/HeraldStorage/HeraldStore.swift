@@ -7,7 +7,10 @@ public protocol HeraldStore:
     CredentialStore, RegistrationStore, QueueStore, TopicStore, FanoutStore, StatsStore, UpstreamStore,
     ConsoleStore, ScheduleStore, APNsCredentialStore, FCMRelayCredentialStore, WebPushKeyStore, HandOffStore,
     EventStore, WebhookStore
-{}
+{
+    /// How many times this store went to its database.
+    var calls: StoreCalls { get }
+}
 
 extension QueueStore {
     /// Stores accepted messages with no device-queue entries.

@@ -19,6 +19,10 @@ public protocol ScheduleStore: Sendable {
     /// more attempt. No two callers claim the same send while its lease lasts.
     func claimDueSends(now: Timestamp, until: Timestamp, limit: Int) async throws -> [ScheduledSend]
 
+    /// When the next send may be claimed: the earliest due time of those waiting, or end of
+    /// lease of those being sent; nil when none is either.
+    func nextClaimableSend() async throws -> Timestamp?
+
     /// Ends a claimed send as `sent` or `failed` with its outcome; a send no longer being
     /// sent is left as it is. Answers whether it changed.
     @discardableResult

@@ -33,8 +33,9 @@ public struct WebhookSender: Service {
 
     /// How long a claim lasts; renewed by every write of progress.
     static let leaseSeconds: Int64 = 60
-    /// How often due webhooks are looked for, besides when a turn ends.
-    static let pollInterval: Duration = .milliseconds(200)
+    /// The least time between two looks for due webhooks while events keep coming; how often
+    /// a store that gives no signal is looked at.
+    static let pace: Duration = .milliseconds(200)
     /// Events read for a webhook at once; a turn sends at most these before the webhook
     /// is released, so that others waiting for a turn get one.
     static let batch = 100
@@ -57,38 +58,54 @@ public struct WebhookSender: Service {
         self.logger = logger
     }
 
-    /// Claims due webhooks whenever a turn is free (every `pollInterval`, and as soon as a
-    /// turn ends) and works on each in a task of its own: a receiver that answers slowly,
-    /// or not at all, delays only its own webhook.
+    /// Claims due webhooks whenever a turn is free: when events are written or a webhook is
+    /// created or resumed (`WorkSignals`), when a webhook that failed here is due again, as
+    /// soon as a turn ends, and at least every `WorkWaiter.defaultFallback`; while events keep
+    /// coming, at most once a `pace`. Works on each webhook in a task of its own: a receiver
+    /// that answers slowly, or not at all, delays only its own webhook.
     public func run() async throws {
         let turns = NIOLockedValueBox(
             WebhookTurns(atOnce: Self.webhooksAtOnce, perProject: Self.webhooksOfAProjectAtOnce))
         let (wakes, wake) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        let lag = store.eventCommitLagMilliseconds
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 group.addTask {
+                    var waiter = WorkWaiter(.events, of: store.work, pace: Self.pace, polling: Self.pace)
+                    var woken = false
                     while !Task.isCancelled {
+                        let mark = waiter.mark()
                         wake.yield()
-                        try? await Task.sleep(for: Self.pollInterval)
+                        // Events too recent to be sure of are looked for again once they have settled.
+                        var dueIn = woken && lag > 0 ? Duration.milliseconds(lag) : nil
+                        if let retry = turns.withLockedValue({ $0.nextRetry }) {
+                            let untilRetry = Duration.milliseconds(
+                                max(0, retry.milliseconds - clock.now().milliseconds))
+                            dueIn = min(dueIn ?? untilRetry, untilRetry)
+                        }
+                        woken = await waiter.wait(after: mark, dueIn: dueIn)
                     }
                     wake.finish()
                 }
                 for await _ in wakes {
                     guard turns.withLockedValue({ $0.room }) > 0 else { continue }
                     let now = clock.now()
+                    turns.withLockedValue { $0.looked(at: now) }
                     let claimed: [Webhook]
                     do {
                         claimed = try await store.claimDueWebhooks(
                             now: now, until: now.adding(seconds: Self.leaseSeconds), holder: holder,
                             limit: Self.webhooksAtOnce)
                     } catch {
-                        logger.warning("webhooks not claimed", metadata: ["error": "\(error)"])
+                        if !Task.isCancelled {
+                            logger.warning("webhooks not claimed", metadata: ["error": "\(error)"])
+                        }
                         continue
                     }
                     for webhook in turns.withLockedValue({ $0.start(claimed) }) {
                         group.addTask {
-                            await work(on: webhook)
-                            turns.withLockedValue { $0.finished(webhook) }
+                            let retry = await work(on: webhook)
+                            turns.withLockedValue { $0.finished(webhook, retryAt: retry) }
                             wake.yield()
                         }
                     }
@@ -100,8 +117,8 @@ public struct WebhookSender: Service {
 
     /// Sends a claimed webhook's events in order until none is left, one fails, or a turn's
     /// `batch` went out, writing its progress after each; releases it at the end. Answers
-    /// how many went out.
-    func work(on claimed: Webhook) async -> Int {
+    /// when it is to be tried again after a failure; nil when none stopped it.
+    func work(on claimed: Webhook) async -> Timestamp? {
         var webhook = claimed
         var sent = 0
         let ids = eventIDs.project(webhook.projectID)
@@ -117,7 +134,7 @@ public struct WebhookSender: Service {
                 metrics.increment("herald_webhook_requests_total", [("outcome", "refused")])
                 try await store.saveWebhook(webhook, holder: holder, release: true)
                 logger.warning("webhook target refused", metadata: ["webhook": "\(webhook.id)", "error": "\(error)"])
-                return 0
+                return nil
             }
             while !Task.isCancelled {
                 // Every event is read, the ones the webhook does not want to be passed over.
@@ -133,7 +150,7 @@ public struct WebhookSender: Service {
                     if let failure = await post(event, id: ids.id(sequence: event.sequence), to: target, webhook) {
                         // Stopped by a shutdown: not the endpoint's failure; the event goes again
                         // at the next start, which claims again what this node held.
-                        if Task.isCancelled { return sent }
+                        if Task.isCancelled { return nil }
                         webhook = webhook.failed(failure, at: clock.now())
                         metrics.increment("herald_webhook_requests_total", [("outcome", "failed")])
                         if webhook.state == .paused {
@@ -141,13 +158,13 @@ public struct WebhookSender: Service {
                                 "webhook paused", metadata: ["webhook": "\(webhook.id)", "error": "\(failure)"])
                         }
                         try await store.saveWebhook(webhook, holder: holder, release: true)
-                        return sent
+                        return webhook.state == .paused ? nil : webhook.nextAttemptAt
                     }
                     metrics.increment("herald_webhook_requests_total", [("outcome", "delivered")])
                     sent += 1
                     webhook = webhook.delivered(through: event.sequence, at: clock.now())
                     // Progress is written after each event: a node that dies resends one at most.
-                    guard try await store.saveWebhook(webhook, holder: holder, release: false) else { return sent }
+                    guard try await store.saveWebhook(webhook, holder: holder, release: false) else { return nil }
                 }
                 if events.count < Self.batch || sent >= Self.batch { break }
             }
@@ -156,7 +173,7 @@ public struct WebhookSender: Service {
         } catch {
             logger.warning("webhook progress not written", metadata: ["webhook": "\(webhook.id)", "error": "\(error)"])
         }
-        return sent
+        return nil
     }
 
     /// Posts one event; answers why it failed, or nil when the endpoint took it (2xx). A

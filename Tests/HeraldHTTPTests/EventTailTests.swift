@@ -35,7 +35,7 @@ import Testing
             return try await store.events(after: after, limit: limit)
         }
 
-        var writes: WakeSignal? { store.writes }
+        var work: WorkSignals? { store.work }
         var eventCommitLagMilliseconds: Int64 { store.eventCommitLagMilliseconds }
         func recordEvents(_ events: [MessageEvent]) async throws { try await store.recordEvents(events) }
         func latestEventSequence() async throws -> Int64 { try await store.latestEventSequence() }

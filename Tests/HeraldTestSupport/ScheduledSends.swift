@@ -22,7 +22,8 @@ public enum ScheduledSends {
     public static func sender(_ server: TestServer) -> ScheduledSender {
         let environment = server.node.environment
         return ScheduledSender(
-            store: environment.store, sender: environment.consoleSender, directory: environment.directory,
+            store: environment.store, work: environment.store.work, sender: environment.consoleSender,
+            directory: environment.directory,
             clock: environment.clock, logger: environment.logger)
     }
 

@@ -43,7 +43,7 @@ extension InMemoryStore {
     public func latestEventSequence() -> Int64 { eventLog.last?.sequence ?? 0 }
 
     /// Read by tests only: its readers look again after a while.
-    public nonisolated var writes: WakeSignal? { nil }
+    public nonisolated var work: WorkSignals? { nil }
 
     public nonisolated var eventCommitLagMilliseconds: Int64 { 0 }
 

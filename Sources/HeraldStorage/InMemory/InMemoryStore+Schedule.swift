@@ -30,6 +30,16 @@ extension InMemoryStore {
         }
     }
 
+    public func nextClaimableSend() -> Timestamp? {
+        scheduled.values.compactMap { send -> Timestamp? in
+            switch send.state {
+            case .waiting: send.dueAt
+            case .sending: send.leasedUntil
+            default: nil
+            }
+        }.min()
+    }
+
     public func finishScheduledSend(id: String, state: ScheduledSend.State, outcome: String) -> Bool {
         guard scheduled[id]?.state == .sending else { return false }
         scheduled[id]?.state = state

@@ -3,6 +3,8 @@ public import HeraldCore
 /// A store that keeps everything in memory: for unit tests, and as the reference the
 /// other backends are checked against.
 public actor InMemoryStore: HeraldStore {
+    /// Never counted: it has no database to go to.
+    public nonisolated let calls = StoreCalls()
     var projectsByID: [String: Project] = [:]
     private var keysByID: [String: ServiceAccountKey] = [:]
     private var secrets: [String: [UInt8]] = [:]

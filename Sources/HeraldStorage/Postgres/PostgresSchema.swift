@@ -441,6 +441,36 @@ extension PostgresStore {
                 """
             ]
         ),
+        (
+            // Writes that create background work, from any writer, tell every node
+            // (`PostgresStore+Work`); sends are told of by the node after their commit.
+            "v21-work-notices",
+            [
+                """
+                CREATE FUNCTION herald_work_notice() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN
+                    PERFORM pg_notify('herald_work', TG_ARGV[0]);
+                    RETURN NULL;
+                END $$
+                """,
+                """
+                CREATE TRIGGER scheduled_sends_work AFTER INSERT ON scheduled_sends
+                FOR EACH STATEMENT EXECUTE FUNCTION herald_work_notice('scheduled')
+                """,
+                """
+                CREATE TRIGGER webhooks_created_work AFTER INSERT ON webhooks
+                FOR EACH STATEMENT EXECUTE FUNCTION herald_work_notice('events')
+                """,
+                """
+                CREATE TRIGGER webhooks_state_work AFTER UPDATE OF state ON webhooks
+                FOR EACH ROW WHEN (OLD.state IS DISTINCT FROM NEW.state) EXECUTE FUNCTION herald_work_notice('events')
+                """,
+                """
+                CREATE TRIGGER credentials_work AFTER UPDATE ON counters
+                FOR EACH STATEMENT EXECUTE FUNCTION herald_work_notice('credentials')
+                """,
+            ]
+        ),
     ]
 
     func migrate() async throws {

@@ -57,6 +57,7 @@ extension PostgresStore {
                 SELECT 1
                 """
             try await run(PostgresQuery(unsafeSQL: sql, binds: binds), prepared: true)
+            created([.events])
             return batch.map { _ in [] }
         }
         // Calls with other queue limits (other projects' settings) are planned apart.

@@ -7,23 +7,27 @@ extension PostgresStore {
     // MARK: Cluster
 
     public func heartbeat(now: Timestamp, deadAfterMilliseconds: Int64) async throws -> NodeHeartbeat {
-        // A row this statement inserted has xmax 0; one it updated carries its transaction there.
-        let wasForgotten =
-            try await rows(
+        // One statement a beat. A row the insertion made has xmax 0; one it updated carries
+        // its transaction there. The nodes are read as they were before it, which names no
+        // other node differently.
+        guard
+            let row = try await rows(
                 """
-                INSERT INTO nodes (id, started_at, heartbeat_at, address)
-                VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds), \(nodeAddress))
-                ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, address = excluded.address
-                RETURNING xmax = 0
+                WITH beat AS (
+                    INSERT INTO nodes (id, started_at, heartbeat_at, address)
+                    VALUES (\(nodeID), \(now.milliseconds), \(now.milliseconds), \(nodeAddress))
+                    ON CONFLICT (id) DO UPDATE SET heartbeat_at = excluded.heartbeat_at, address = excluded.address
+                    RETURNING xmax = 0 AS forgotten)
+                SELECT (SELECT forgotten FROM beat),
+                    ARRAY(
+                        SELECT id FROM nodes
+                        WHERE id <> \(nodeID) AND heartbeat_at < \(now.milliseconds - deadAfterMilliseconds)
+                        ORDER BY id)
                 """
-            ).first?.decode(Bool.self) ?? false
-        let stale = try await rows(
-            """
-            SELECT id FROM nodes WHERE id <> \(nodeID) AND heartbeat_at < \(now.milliseconds - deadAfterMilliseconds)
-            ORDER BY id
-            """
-        ).map { try $0.decode(String.self) }
-        return NodeHeartbeat(staleNodes: stale, wasForgotten: wasForgotten)
+            ).first
+        else { return NodeHeartbeat(staleNodes: [], wasForgotten: false) }
+        let (wasForgotten, stale) = try row.decode((Bool?, [String]).self)
+        return NodeHeartbeat(staleNodes: stale, wasForgotten: wasForgotten ?? false)
     }
 
     public func node(_ id: String) async throws -> NodeRecord? {
@@ -150,6 +154,9 @@ extension PostgresStore {
     public func exchangeQuotaCounts(quota: String, mine: [QuotaCount], since: Timestamp) async throws -> [QuotaCount] {
         try await transaction { connection in
             if !mine.isEmpty {
+                // The other nodes' exchanges wake, so that a node that accepted nothing for a
+                // while knows this one's counts before it does.
+                CreatedWork.add(.quotas)
                 try await self.run(
                     """
                     INSERT INTO quota_counts (quota, project_id, node_id, bucket, count)

@@ -50,6 +50,7 @@ extension PostgresStore {
             return event
         }
         try await run(PostgresQuery(unsafeSQL: Self.insertion(of: named, &binds), binds: binds), prepared: true)
+        created([.events])
     }
 
     static let eventColumns = SQLiteStore.eventColumns
@@ -94,9 +95,6 @@ extension PostgresStore {
             """
         ).map(Self.event)
     }
-
-    /// Other nodes write events too: their readers look again after a while.
-    public var writes: WakeSignal? { nil }
 
     public func latestEventSequence() async throws -> Int64 {
         try await rows("SELECT COALESCE(MAX(sequence), 0) FROM events").first?.decode(Int64.self) ?? 0

@@ -21,6 +21,7 @@ extension PostgresStore {
                     \(binds.place(job.cursor)), \(binds.place(job.delivered)), \(binds.place(self.nodeID)))
                 """
             try await self.run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection)
+            CreatedWork.add(.events)
             try await self.record(stats, on: connection)
         }
     }

@@ -58,6 +58,14 @@ extension PostgresStore {
         ).map(Self.scheduledSend).sorted { ($0.dueAt, $0.id) < ($1.dueAt, $1.id) }
     }
 
+    public func nextClaimableSend() async throws -> Timestamp? {
+        try await rows("SELECT MIN(ready_at) FROM scheduled_sends WHERE ready_at IS NOT NULL").first?.decode(
+            Int64?.self
+        ).map {
+            Timestamp(milliseconds: $0)
+        }
+    }
+
     public func finishScheduledSend(id: String, state: ScheduledSend.State, outcome: String) async throws -> Bool {
         try await count(
             """

@@ -29,6 +29,7 @@ extension PostgresStore {
 
     func record(_ stats: [DeliveryStat], on connection: PostgresConnection) async throws {
         guard !stats.isEmpty else { return }
+        CreatedWork.add(.events)
         var binds = PostgresBindings()
         let sql = "WITH \(eventWriting(stats, &binds)) \(Self.counting(stats, &binds))"
         try await run(PostgresQuery(unsafeSQL: sql, binds: binds), on: connection, prepared: true)

@@ -25,6 +25,12 @@ public final class PostgresStore: HeraldStore, Cluster {
     let leaseDeadlines = LeaseDeadlines()
     /// Appends waiting for the next batch (`appendMessages`).
     let appends = BatchedCalls<QueueAppend, [Enqueued]>(maximumBatch: 256)
+    /// Woken by every node's commits that create background work (`PostgresStore+Work`);
+    /// nil for a store that does not listen (the command line's).
+    public let work: WorkSignals?
+    /// What this node's commits created, for the other nodes to hear of.
+    let notices = WorkNotices()
+    public let calls = StoreCalls()
     let logger: Logger
 
     /// Why the store could not open or a statement failed, in the database's words.
@@ -37,12 +43,14 @@ public final class PostgresStore: HeraldStore, Cluster {
     }
 
     /// A store over the database at `location` for `nodeID`, with at most `connections`
-    /// pooled connections. Nothing connects until `run()` runs; `prepare` then waits for
-    /// the database. `withStore` does both for as long as its body runs.
+    /// pooled connections; a `listening` one holds one of them to hear of the work other
+    /// nodes create (a node's store does). Nothing connects until `run()` runs; `prepare`
+    /// then waits for the database. `withStore` does both for as long as its body runs.
     public init(
         _ location: Location, nodeID: String, nodeAddress: String = "", logger: Logger, connections: Int = 20,
-        minimumConnections: Int = 1
+        minimumConnections: Int = 1, listening: Bool = false
     ) {
+        work = listening ? WorkSignals() : nil
         let tls: PostgresClient.Configuration.TLS =
             location.requireTLS ? .require(.makeClientConfiguration()) : .disable
         clients = location.hosts.map { host in
@@ -77,6 +85,10 @@ public final class PostgresStore: HeraldStore, Cluster {
             for client in clients { group.addTask { await client.run() } }
             group.addTask { await self.primary.watch(logger: self.logger, probe: probe) }
             group.addTask { await self.leaseDeadlines.run() }
+            if work != nil {
+                group.addTask { await self.listenForWork() }
+                group.addTask { await self.sendNotices() }
+            }
         }
     }
 
@@ -130,10 +142,12 @@ public final class PostgresStore: HeraldStore, Cluster {
     /// closes the pool when `body` returns.
     public static func withStore<Result>(
         _ location: Location, nodeID: String, nodeAddress: String = "", logger: Logger, connections: Int = 20,
-        timeout: Duration = .seconds(20), migrating: Bool = true, _ body: (PostgresStore) async throws -> Result
+        timeout: Duration = .seconds(20), migrating: Bool = true, listening: Bool = false,
+        _ body: (PostgresStore) async throws -> Result
     ) async throws -> Result {
         let store = PostgresStore(
-            location, nodeID: nodeID, nodeAddress: nodeAddress, logger: logger, connections: connections)
+            location, nodeID: nodeID, nodeAddress: nodeAddress, logger: logger, connections: connections,
+            listening: listening)
         return try await withThrowingTaskGroup(of: Void.self, returning: Result.self) { group in
             group.addTask { await store.run() }
             defer { group.cancelAll() }
@@ -144,38 +158,49 @@ public final class PostgresStore: HeraldStore, Cluster {
 
     /// Creates an empty database `name` (letters, digits and underscores) on the server at
     /// `location`, connecting to its database `location.database` to do so.
-    public static func createDatabase(_ name: String, at location: Location, logger: Logger) async throws {
+    public static func createDatabase(
+        _ name: String, at location: Location, logger: Logger, timeout: Duration = .seconds(20)
+    ) async throws {
         guard !name.isEmpty, name.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "_") }) else {
             throw StoreError.conflict("database name \(name)")
         }
-        try await withStore(location, nodeID: "admin", logger: logger, connections: 1, migrating: false) { store in
+        try await withStore(
+            location, nodeID: "admin", logger: logger, connections: 1, timeout: timeout, migrating: false
+        ) { store in
             // Outside a transaction: PostgreSQL creates databases only there.
             _ = try await store.rows(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
         }
     }
 
     /// Runs `body` in a transaction on one pooled connection, retrying a deadlock or a
-    /// serialisation failure; turns constraint failures into `StoreError`s.
+    /// serialisation failure; turns constraint failures into `StoreError`s. Once it has
+    /// committed, the nodes hear of the work its statements created (`CreatedWork`).
     func transaction<T: Sendable>(caller: String = #function, _ body: (PostgresConnection) async throws -> T)
         async throws -> T
     {
+        calls.add()
         var attempt = 0
         let index = try primaryIndex()
+        let created = CreatedWork()
         while true {
             attempt += 1
             do {
-                return try await withLeasedConnection(host: index, statement: "transaction of \(caller)") {
-                    connection in
-                    try await self.run("BEGIN", on: connection)
-                    do {
-                        let result = try await body(connection)
-                        try await self.run("COMMIT", on: connection)
-                        return result
-                    } catch {
-                        try? await self.run("ROLLBACK", on: connection)
-                        throw error
+                let result = try await CreatedWork.$current.withValue(created) {
+                    try await withLeasedConnection(host: index, statement: "transaction of \(caller)") {
+                        connection in
+                        try await self.run("BEGIN", on: connection)
+                        do {
+                            let result = try await body(connection)
+                            try await self.run("COMMIT", on: connection)
+                            return result
+                        } catch {
+                            try? await self.run("ROLLBACK", on: connection)
+                            throw error
+                        }
                     }
                 }
+                self.created(created.all)
+                return result
             } catch let error as PSQLError {
                 let state = error.serverInfo?[.sqlState]
                 if (state == "40P01" || state == "40001") && attempt < 5 { continue }
@@ -202,6 +227,7 @@ public final class PostgresStore: HeraldStore, Cluster {
     }
 
     func rows(_ query: PostgresQuery, prepared: Bool = false) async throws -> [PostgresRow] {
+        calls.add()
         let index = try primaryIndex()
         var attempt = 0
         while true {

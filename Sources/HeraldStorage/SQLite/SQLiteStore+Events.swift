@@ -10,7 +10,7 @@ extension SQLiteStore {
         guard stats.contains(where: { $0.fact != nil }) else { return }
         let now = SystemClock().now()
         let rows = EventRows(stats, node: nodeID, at: now)
-        for event in rows.events { try Self.insert(event, db) }
+        for event in rows.events { try insert(event, db) }
         for (count, value) in rows.counts {
             try db.executeCached(
                 sql: """
@@ -27,17 +27,19 @@ extension SQLiteStore {
         try await write(short: Self.isShort(events.count)) { db in
             for var event in events {
                 event.node = node
-                try Self.insert(event, db)
+                try self.insert(event, db)
             }
         }
     }
 
     /// Writes a stored message's `accepted` event.
     func recordAccepted(_ message: StoredMessage, _ db: Database) throws {
-        if let event = EventRows.accepted(message, node: nodeID) { try Self.insert(event, db) }
+        if let event = EventRows.accepted(message, node: nodeID) { try insert(event, db) }
     }
 
-    static func insert(_ event: MessageEvent, _ db: Database) throws {
+    /// Inserts an event in the writer's transaction, whose commit wakes the event streams.
+    func insert(_ event: MessageEvent, _ db: Database) throws {
+        workObserver.note(.events)
         let statement = try db.cachedStatement(
             sql: """
                 INSERT INTO events (project_id, message_id, type, reason, app_id, token, label, node, at, target_kind,
@@ -45,17 +47,17 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
                 """)
         _ = try statement.insert { handle in
-            bindText(handle, 1, event.projectID)
-            bindText(handle, 2, event.messageID)
-            bindText(handle, 3, event.type.rawValue)
-            bindText(handle, 4, event.reason)
-            bindText(handle, 5, event.appID)
-            bindText(handle, 6, event.token)
-            bindText(handle, 7, event.analyticsLabel)
-            bindText(handle, 8, event.node)
+            Self.bindText(handle, 1, event.projectID)
+            Self.bindText(handle, 2, event.messageID)
+            Self.bindText(handle, 3, event.type.rawValue)
+            Self.bindText(handle, 4, event.reason)
+            Self.bindText(handle, 5, event.appID)
+            Self.bindText(handle, 6, event.token)
+            Self.bindText(handle, 7, event.analyticsLabel)
+            Self.bindText(handle, 8, event.node)
             sqlite3_bind_int64(handle, 9, event.at.milliseconds)
-            bindText(handle, 10, event.targetKind)
-            bindText(handle, 11, event.target)
+            Self.bindText(handle, 10, event.targetKind)
+            Self.bindText(handle, 11, event.target)
             sqlite3_bind_int64(handle, 12, event.expiresAt.milliseconds)
         }
     }

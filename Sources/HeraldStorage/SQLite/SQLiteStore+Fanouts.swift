@@ -59,6 +59,7 @@ extension SQLiteStore {
     ) async throws -> [Enqueued] {
         try await write(short: Self.isShort(queue.count)) { db in
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
+            self.noteHandOffs(queue)
             try db.executeCached(
                 sql: """
                     UPDATE fanouts SET first_done = ?, cursor = ?, delivered = delivered + ?, state = ?

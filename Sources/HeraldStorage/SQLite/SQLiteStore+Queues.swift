@@ -14,9 +14,16 @@ extension SQLiteStore {
                 try self.recordAccepted(message, db)
             }
             let (decisions, counted) = try Self.enqueue(queue, limits: limits, stats: stats, db)
+            self.noteHandOffs(queue)
             try self.record(counted, db)
             return decisions
         }
+    }
+
+    /// Entries of `queue` for app instances of another push service wake the hand-off
+    /// forwarder once the writer's transaction commits.
+    func noteHandOffs(_ queue: [QueuedMessage]) {
+        if queue.contains(where: { Device.isHandOff($0.androidID) }) { workObserver.note(.handOffs) }
     }
 
     /// Joins entries to their queues as `QueueBatchPlan` decides; answers the outcomes and

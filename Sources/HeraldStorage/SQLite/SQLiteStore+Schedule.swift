@@ -56,6 +56,14 @@ extension SQLiteStore {
         }
     }
 
+    public func nextClaimableSend() async throws -> Timestamp? {
+        try read { db in
+            try Int64.fetchOne(db, sql: "SELECT MIN(ready_at) FROM scheduled_sends WHERE ready_at IS NOT NULL").map {
+                Timestamp(milliseconds: $0)
+            }
+        }
+    }
+
     public func claimDueSends(now: Timestamp, until: Timestamp, limit: Int) async throws -> [ScheduledSend] {
         // Nothing due is the common answer: looked for without taking the writer.
         let any = try read { db in

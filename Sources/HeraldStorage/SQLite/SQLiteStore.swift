@@ -12,8 +12,14 @@ public final class SQLiteStore: HeraldStore {
     let pool: DatabasePool
     /// Every write goes through it: writes that come together share a transaction.
     let commits: GroupCommit
-    /// Every write is this process's: each one wakes the readers waiting for new rows.
-    public let writes: WakeSignal? = WakeSignal()
+    /// Woken by this process's commits that create background work (`WorkObserver`), and
+    /// for credentials by the write-ahead log changing (`lookForOtherWriters`).
+    public var work: WorkSignals? { workObserver.signals }
+    /// Wakes `work` as the writer commits; noted to by the writers it does not see.
+    let workObserver = WorkObserver(signals: WorkSignals())
+    /// The write-ahead log's size and time of change at the last look.
+    let logFileSeen = Mutex<[Double]?>(nil)
+    public let calls = StoreCalls()
     /// A connection of its own for moving the write-ahead log into the database file
     /// (`checkpoint()`), so that a writer does not pay for it inside a transaction.
     let checkpointer: DatabaseQueue
@@ -48,6 +54,7 @@ public final class SQLiteStore: HeraldStore {
         try pool.write { db in try Self.release(db).check() }
         try Self.migrator.migrate(pool)
         try pool.write { db in try Self.mark(Self.release(db).opened(), db) }
+        pool.add(transactionObserver: workObserver, extent: .databaseLifetime)
         var checkpointing = Configuration()
         checkpointing.busyMode = .timeout(10)
         checkpointer = try DatabaseQueue(path: path, configuration: checkpointing)
@@ -61,6 +68,7 @@ public final class SQLiteStore: HeraldStore {
     public func checkpoint() async throws -> Bool {
         let finished = commits.batches
         if checkpointedThrough.withLock({ $0 }) == finished { return false }
+        calls.add()
         let row = try await checkpointer.writeWithoutTransaction { db in
             try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
         }
@@ -73,6 +81,22 @@ public final class SQLiteStore: HeraldStore {
         }
         checkpointedThrough.withLock { $0 = copiedAll == true ? finished : nil }
         return true
+    }
+
+    /// Wakes the credential refresher when the write-ahead log changed since the last look:
+    /// the command line, in another process, may have changed credentials, and this
+    /// process's commits would not tell. A look at the file's status, not at the database.
+    public func lookForOtherWriters() {
+        let attributes = try? FileManager.default.attributesOfItem(atPath: pool.path + "-wal")
+        let now = [
+            (attributes?[.size] as? NSNumber)?.doubleValue ?? 0,
+            (attributes?[.modificationDate] as? Date)?.timeIntervalSince1970 ?? 0,
+        ]
+        let changed = logFileSeen.withLock { seen in
+            defer { seen = now }
+            return seen != nil && seen != now
+        }
+        if changed { work?.wake([.credentials]) }
     }
 
     /// Opens the store kept in a data directory, creating the directory if needed; the
@@ -90,7 +114,8 @@ public final class SQLiteStore: HeraldStore {
     /// reader's dispatch queue and back, two thread switches that cost more CPU than the
     /// look-ups most reads are; a synchronous read on an idle reader runs where it is called.
     func read<T>(_ body: (Database) throws -> T) throws -> T {
-        try pool.read(body)
+        calls.add()
+        return try pool.read(body)
     }
 
     /// Whether a write of this many rows is short enough to run on its caller's thread
@@ -102,10 +127,9 @@ public final class SQLiteStore: HeraldStore {
     func write<T: Sendable>(
         short: Bool = false, _ body: @escaping @Sendable (Database) throws -> T
     ) async throws -> T {
+        calls.add()
         do {
-            let value = try await commits.write(short: short, body)
-            writes?.wake()
-            return value
+            return try await commits.write(short: short, body)
         } catch let error as DatabaseError where error.resultCode == .SQLITE_INTERRUPT {
             // GRDB interrupts the statement of a cancelled task: to callers that is a
             // cancellation, after which they may still write what they held (nothing was).
