@@ -18,17 +18,18 @@ import Testing
         // Starting to listen wakes every worker, for what was missed: after that, only writes do.
         if backend == .postgres {
             let mark: UInt64 = 0
-            await work[.scheduled].wait(after: mark, upTo: .seconds(10))
+            await work[.scheduled].wait(after: mark, upTo: .seconds(60))
             #expect(work[.scheduled].mark() > 0, "the store did not start listening")
         }
         return (store, work)
     }
 
-    /// Answers whether `write` woke the workers of `kind` within a few seconds.
+    /// Answers whether `write` woke the workers of `kind` within a minute (at once, unless the
+    /// whole suite holds the test process's threads).
     func wakes(_ kind: WorkSignals.Work, _ work: WorkSignals, _ write: () async throws -> Void) async throws -> Bool {
         let mark = work[kind].mark()
         try await write()
-        await work[kind].wait(after: mark, upTo: .seconds(5))
+        await work[kind].wait(after: mark, upTo: .seconds(60))
         return work[kind].mark() != mark
     }
 
@@ -61,9 +62,11 @@ import Testing
     @Test(arguments: backends)
     func looksThatFindNothingWakeNobody(_ backend: Backend) async throws {
         let (store, work) = try await listeningStore(backend)
-        try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
         // The project's notice is heard before the looks begin.
-        try await Task.sleep(for: .milliseconds(300))
+        #expect(
+            try await wakes(.credentials, work) {
+                try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+            })
         let marks = WorkSignals.Work.allCases.map { work[$0].mark() }
         let now = Timestamp(seconds: 10_000)
         _ = try await store.claimDueSends(now: now, until: now.adding(seconds: 10), limit: 10)
