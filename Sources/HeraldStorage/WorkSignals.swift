@@ -1,3 +1,5 @@
+public import HeraldCore
+
 /// The background work a store's writes create, each kind with the signal that wakes whoever
 /// does it: a write that creates work wakes its worker at once, so workers wait for a signal
 /// (with a slow look now and then as a fallback) instead of asking the store every few
@@ -30,6 +32,12 @@ public final class WorkSignals: Sendable {
     /// The signal of one kind of work.
     public subscript(work: Work) -> WakeSignal {
         signals[Work.allCases.firstIndex(of: work)!]
+    }
+
+    /// Whether `queue` holds an entry for an app instance of another push service: work for
+    /// the hand-off forwarder.
+    public static func handsOff(_ queue: [QueuedMessage]) -> Bool {
+        queue.contains { Device.isHandOff($0.androidID) }
     }
 
     /// Wakes the workers of each kind in `works`.

@@ -9,7 +9,8 @@ import Testing
 @Suite struct WorkSignalsConformanceTests {
     static var backends: [Backend] { Backend.allCases.filter { $0 != .memory } }
 
-    /// A store whose signals are heard: on PostgreSQL one that listens, once it listens.
+    /// A store whose signals are heard (on PostgreSQL one that listens, once it listens), with
+    /// the project `alpha-project`, whose creation woke the credential refresher.
     func listeningStore(_ backend: Backend) async throws -> (any HeraldStore, WorkSignals) {
         let store: any HeraldStore =
             backend == .postgres
@@ -21,6 +22,10 @@ import Testing
             await work[.scheduled].wait(after: mark, upTo: .seconds(60))
             #expect(work[.scheduled].mark() > 0, "the store did not start listening")
         }
+        #expect(
+            try await wakes(.credentials, work) {
+                try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
+            })
         return (store, work)
     }
 
@@ -36,10 +41,6 @@ import Testing
     @Test(arguments: backends)
     func writesThatCreateWorkWakeItsWorkers(_ backend: Backend) async throws {
         let (store, work) = try await listeningStore(backend)
-        #expect(
-            try await wakes(.credentials, work) {
-                try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
-            })
         try await store.createDevice(Device(androidID: 42, securityToken: .max, createdAt: Timestamp(seconds: 1)))
         #expect(
             try await wakes(.scheduled, work) {
@@ -61,12 +62,8 @@ import Testing
 
     @Test(arguments: backends)
     func looksThatFindNothingWakeNobody(_ backend: Backend) async throws {
+        // The project's notice was heard before the looks begin.
         let (store, work) = try await listeningStore(backend)
-        // The project's notice is heard before the looks begin.
-        #expect(
-            try await wakes(.credentials, work) {
-                try await store.createProject(sampleProject(), firstKey: sampleKey("k1"))
-            })
         let marks = WorkSignals.Work.allCases.map { work[$0].mark() }
         let now = Timestamp(seconds: 10_000)
         _ = try await store.claimDueSends(now: now, until: now.adding(seconds: 10), limit: 10)

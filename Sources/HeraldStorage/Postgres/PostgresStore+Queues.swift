@@ -49,7 +49,7 @@ extension PostgresStore {
         on connection: PostgresConnection
     ) async throws -> [Enqueued] {
         if !messages.isEmpty || !stats.isEmpty { CreatedWork.add(.events) }
-        if Self.handsOff(queue) { CreatedWork.add(.handOffs) }
+        if WorkSignals.handsOff(queue) { CreatedWork.add(.handOffs) }
         let devices = Array(Set(queue.map { Int64(bitPattern: $0.androidID) })).sorted()
         if !messages.isEmpty || !devices.isEmpty {
             var binds = PostgresBindings()

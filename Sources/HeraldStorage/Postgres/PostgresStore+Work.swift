@@ -1,4 +1,3 @@
-import HeraldCore
 import PostgresNIO
 
 /// Background work across nodes (`WorkSignals`): what a node's commits create goes to every
@@ -13,11 +12,6 @@ extension PostgresStore {
     /// Tells every node, this one included, that commits of this node created `works`.
     func created(_ works: Set<WorkSignals.Work>) {
         notices.note(works)
-    }
-
-    /// Whether `queue` holds an entry for another push service to take.
-    static func handsOff(_ queue: [QueuedMessage]) -> Bool {
-        queue.contains { Device.handOffIDs.contains($0.androidID) }
     }
 
     /// Sends the noted notices until the task is cancelled.

@@ -23,7 +23,7 @@ extension SQLiteStore {
     /// Entries of `queue` for app instances of another push service wake the hand-off
     /// forwarder once the writer's transaction commits.
     func noteHandOffs(_ queue: [QueuedMessage]) {
-        if queue.contains(where: { Device.isHandOff($0.androidID) }) { workObserver.note(.handOffs) }
+        if WorkSignals.handsOff(queue) { workObserver.note(.handOffs) }
     }
 
     /// Joins entries to their queues as `QueueBatchPlan` decides; answers the outcomes and
