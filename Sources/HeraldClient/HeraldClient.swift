@@ -357,7 +357,8 @@ public actor HeraldClient {
         case frame(MCSFrame)
         case upstream(UpstreamRequest)
         case inbound(MCSFrame)
-        case inboundEnded
+        /// The connection's frames ended: cleanly, or with the connection's error.
+        case inboundEnded((any Error)?)
         case tick
     }
 
@@ -373,8 +374,10 @@ public actor HeraldClient {
                 group.addTask {
                     do {
                         for try await frame in inbound { continuation.yield(.inbound(frame)) }
-                    } catch {}
-                    continuation.yield(.inboundEnded)
+                        continuation.yield(.inboundEnded(nil))
+                    } catch {
+                        continuation.yield(.inboundEnded(error))
+                    }
                 }
                 group.addTask {
                     while !Task.isCancelled {
@@ -400,7 +403,10 @@ public actor HeraldClient {
                         } catch MCSClientSession.Failure.loginRefused(let code, let message) {
                             throw Failure(description: "login refused: \(code) \(message)")
                         }
-                    case .inboundEnded:
+                    case .inboundEnded(let error):
+                        // A connection that failed says why (a TLS failure, a broken frame),
+                        // not that the server closed it.
+                        if let error { throw error }
                         break loop
                     case .tick:
                         actions = try session.tick(now: clock.now)

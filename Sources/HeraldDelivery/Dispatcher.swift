@@ -66,8 +66,7 @@ public final class Dispatcher: Sendable {
     {
         let message = request.message
         let now = clock.now()
-        var recipient: Recipient?
-        var audience: FanoutJob.Audience?
+        let addressee: Addressee
         let targetKind: TargetKind
         let target: String
         // With several nodes, a device's rate (T6) is counted in the store, read with its
@@ -79,81 +78,119 @@ public final class Dispatcher: Sendable {
             if found == nil,
                 let group = try await store.deviceGroup(projectID: project.id, name: nil, notificationKey: token)
             {
-                audience = .deviceGroup(notificationKey: group.notificationKey)
+                addressee = .audience(.deviceGroup(notificationKey: group.notificationKey))
             } else if found == nil, !request.isHandOff,
                 try await store.fcmRelayCredential(projectID: project.id) != nil
             {
                 // SEMANTICS R1: a token Herald did not issue, handed to FCM; a dry run stores nothing.
-                recipient =
-                    request.validateOnly ? nil : try await relayed(token, project: project, message: message, now: now)
+                if request.validateOnly { return dryRun(project: project) }
+                addressee = .instance(try await relayed(token, project: project, message: message, now: now))
             } else {
-                recipient = try await live(
-                    found, project: project, message: message, now: now, countUnregistered: !request.validateOnly)
+                addressee = .instance(
+                    try await live(
+                        found, project: project, message: message, now: now, countUnregistered: !request.validateOnly))
             }
             (targetKind, target) = (.token, token)
         case .fid(let fid):
-            recipient = try await live(
-                try await store.recipient(
-                    installationID: fid, projectID: project.id, countingRecentBefore: countingRecentBefore),
-                project: project, message: message, now: now, countUnregistered: !request.validateOnly)
+            addressee = .instance(
+                try await live(
+                    try await store.recipient(
+                        installationID: fid, projectID: project.id, countingRecentBefore: countingRecentBefore),
+                    project: project, message: message, now: now, countUnregistered: !request.validateOnly))
             (targetKind, target) = (.fid, fid)
         case .topic(let name):
-            audience = .topic(name)
+            addressee = .audience(.topic(name))
             (targetKind, target) = (.topic, name)
         case .condition(let condition):
-            audience = .condition(condition.description)
+            addressee = .audience(.condition(condition.description))
             (targetKind, target) = (.condition, condition.description)
         }
-        if audience != nil, let fanouts, !fanouts.hasRoom(for: project) {
+        if case .audience = addressee, let fanouts, !fanouts.hasRoom(for: project) {
             throw HeraldError.quotaExceeded(
                 subject: "fanouts", retryAfterSeconds: 5,
                 message: "Too many topic and group messages are waiting to be sent for this project.",
                 legacyName: "TopicsMessageRateExceeded")
         }
-        if request.validateOnly {
-            metrics.increment("herald_messages_dry_run_total", [("project", project.id)])
-            return MessageID.dryRun
-        }
-        if let registration = recipient?.registration {
-            if cluster.isShared {
-                let recent: RecentMessages
-                if let counted = recipient?.recent {
-                    recent = counted
-                } else {
-                    // A store that does not count with its read.
-                    let windows = RecentMessages.windows(before: now)
-                    recent = try await cluster.recentMessages(
-                        to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
-                        minuteSince: windows.minute, hourSince: windows.hour)
-                }
-                try quotas.checkDeviceMessage(recent: recent, project: project, now: now)
-            } else {
-                try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
-            }
-        }
+        if request.validateOnly { return dryRun(project: project) }
         let id = messageID ?? MessageID.make(at: now)
-        let limits = project.settings.message
-        defer { metrics.increment("herald_messages_accepted_total", [("project", project.id)]) }
-        guard let recipient else {
-            // A topic, condition or group: accepted once, expanded by the fanout engine (SEMANTICS T3).
-            let ttl = message.androidTTLSeconds ?? limits.maximumTTLSeconds
-            let accepted = DeliveryStat(
-                DeliveryStatKey(projectID: project.id, at: now, appID: "", label: message.analyticsLabel), .accepted)
-            let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
-            guard let audience else { return id }
-            let job = FanoutJob(
-                messageID: id, projectID: project.id, audience: audience, body: record.body, createdAt: now,
-                expiresAt: record.expiresAt)
-            try await store.createFanout(record, job: job, stats: [accepted])
-            fanouts?.submit(job)
-            if project.settings.relayTopics, !request.isHandOff, targetKind != .token,
-                try await store.fcmRelayCredential(projectID: project.id) != nil
-            {
-                try await relayToGoogle(message, id: id, project: project, now: now)
-            }
-            return id
+        let addressed = Addressed(id: id, kind: targetKind, target: target, project: project, now: now)
+        switch addressee {
+        case .audience(let audience):
+            try await fanOut(message, addressed, to: audience, isHandOff: request.isHandOff)
+        case .instance(let recipient):
+            try await deliver(message, addressed, to: recipient, receiptID: receiptID)
         }
+        // Counted once the message is stored: a send that failed was not accepted.
+        metrics.increment("herald_messages_accepted_total", [("project", project.id)])
+        return id
+    }
+
+    /// Whom a send reaches: one app instance, or the members of a topic, condition or device
+    /// group, whom the fanout engine finds.
+    private enum Addressee {
+        case instance(Recipient)
+        case audience(FanoutJob.Audience)
+    }
+
+    /// An accepted message's id, target and project, and when it was accepted.
+    private struct Addressed {
+        var id: String
+        var kind: TargetKind
+        var target: String
+        var project: Project
+        var now: Timestamp
+    }
+
+    /// A dry run's answer: every check passed, and nothing was stored.
+    private func dryRun(project: Project) -> String {
+        metrics.increment("herald_messages_dry_run_total", [("project", project.id)])
+        return MessageID.dryRun
+    }
+
+    /// A message to a topic, condition or group: stored once with its fanout job, which the
+    /// fanout engine expands (SEMANTICS T3).
+    private func fanOut(
+        _ message: HeraldCore.Message, _ addressed: Addressed, to audience: FanoutJob.Audience, isHandOff: Bool
+    ) async throws {
+        let (id, project, now) = (addressed.id, addressed.project, addressed.now)
+        let ttl = message.androidTTLSeconds ?? project.settings.message.maximumTTLSeconds
+        let accepted = DeliveryStat(
+            DeliveryStatKey(projectID: project.id, at: now, appID: "", label: message.analyticsLabel), .accepted)
+        let record = stored(message, addressed, ttl: ttl)
+        let job = FanoutJob(
+            messageID: id, projectID: project.id, audience: audience, body: record.body, createdAt: now,
+            expiresAt: record.expiresAt)
+        try await store.createFanout(record, job: job, stats: [accepted])
+        fanouts?.submit(job)
+        if case .deviceGroup = audience { return }
+        if project.settings.relayTopics, !isHandOff, try await store.fcmRelayCredential(projectID: project.id) != nil {
+            try await relayToGoogle(message, id: id, project: project, now: now)
+        }
+    }
+
+    /// A message to one app instance: within its device's rate (T6), offered to its device
+    /// when connected here, stored with its queue entry, or handed to the push service its
+    /// registration names.
+    private func deliver(
+        _ message: HeraldCore.Message, _ addressed: Addressed, to recipient: Recipient, receiptID: String
+    ) async throws {
+        let (id, project, now) = (addressed.id, addressed.project, addressed.now)
         let registration = recipient.registration
+        if cluster.isShared {
+            let recent: RecentMessages
+            if let counted = recipient.recent {
+                recent = counted
+            } else {
+                // A store that does not count with its read.
+                let windows = RecentMessages.windows(before: now)
+                recent = try await cluster.recentMessages(
+                    to: [registration.token] + (registration.installationID.map { [$0] } ?? []),
+                    minuteSince: windows.minute, hourSince: windows.hour)
+            }
+            try quotas.checkDeviceMessage(recent: recent, project: project, now: now)
+        } else {
+            try quotas.admitDeviceMessage(token: registration.token, project: project, now: now)
+        }
         let plan: DeliveryPlanner.Plan
         do {
             plan = try await planner.plan(
@@ -184,7 +221,7 @@ public final class Dispatcher: Sendable {
                             category: registration.appID, androidID: registration.androidID, at: now)
                     ])
                 }
-                return id
+                return
             }
             entry = first
         }
@@ -193,7 +230,7 @@ public final class Dispatcher: Sendable {
         // session takes it only if storing it cannot change what the queue holds. Should the
         // write fail, the sender gets an error for a message the device may have seen. The
         // row waits a moment for the device's acknowledgement, which makes it needless.
-        let record = stored(message, id: id, project: project, kind: targetKind, target: target, now: now, ttl: ttl)
+        let record = stored(message, addressed, ttl: ttl)
         let queueLimits = QueueLimits(project.settings)
         // A row whose receipt is wanted is written even when its device acknowledges it at
         // once: the acknowledgement of the row leaves the receipt in the same transaction.
@@ -215,7 +252,6 @@ public final class Dispatcher: Sendable {
             metadata: [
                 "project": "\(project.id)", "message": "\(id)", "token": "\(Registration.redacted(registration.token))",
             ])
-        return id
     }
 
     /// The registration that holds a token Herald did not issue for its hand-off to FCM
@@ -289,12 +325,10 @@ public final class Dispatcher: Sendable {
         return found
     }
 
-    private func stored(
-        _ message: HeraldCore.Message, id: String, project: Project, kind: TargetKind, target: String, now: Timestamp,
-        ttl: Int64
-    ) -> StoredMessage {
+    private func stored(_ message: HeraldCore.Message, _ addressed: Addressed, ttl: Int64) -> StoredMessage {
         StoredMessage(
-            id: id, projectID: project.id, targetKind: kind, target: target, body: message.body.rendered,
-            createdAt: now, expiresAt: now.adding(seconds: ttl), analyticsLabel: message.analyticsLabel ?? "")
+            id: addressed.id, projectID: addressed.project.id, targetKind: addressed.kind, target: addressed.target,
+            body: message.body.rendered, createdAt: addressed.now, expiresAt: addressed.now.adding(seconds: ttl),
+            analyticsLabel: message.analyticsLabel ?? "")
     }
 }

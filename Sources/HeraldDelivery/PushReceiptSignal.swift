@@ -67,6 +67,14 @@ public final class PushReceiptSignal: Sendable {
         for continuation in woken { continuation.resume() }
     }
 
+    /// Reads waiting, or remembered as done before they began to wait: none once every read
+    /// has ended.
+    var readsHeld: Int {
+        state.withLock { state in
+            state.waiting.values.reduce(0) { $0 + $1.count } + state.parked.count + state.finished.count
+        }
+    }
+
     /// The point a read looks at the store from: take it before the read, and pass it to
     /// `wait`, so that a receipt announced in between ends the wait at once.
     public func mark() -> UInt64 {

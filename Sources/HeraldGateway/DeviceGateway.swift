@@ -68,7 +68,7 @@ public final class DeviceGateway: Sendable {
         self.logger = logger
         self.acknowledgements = acknowledgements
         self.tls = tls
-        receipts = ReceiptRecorder(store: store, metrics: metrics, projects: projects)
+        receipts = ReceiptRecorder(store: store, metrics: metrics, projects: projects, logger: logger)
     }
 
     /// Whether the acknowledgements waiting for their write leave room for more (SEMANTICS N3).

@@ -1,6 +1,7 @@
 import HeraldCore
 import HeraldStorage
 import HeraldTelemetry
+import Logging
 import Synchronization
 
 /// Counts devices' receipts (impressions and opens, SEMANTICS L7) against the messages they
@@ -8,6 +9,7 @@ import Synchronization
 final class ReceiptRecorder: Sendable {
     private let store: any RegistrationStore & TopicStore & QueueStore & StatsStore
     private let metrics: HeraldMetrics
+    private let logger: Logger
     /// Receipts being counted now, bounded by `maximumReceiptsInProgress`.
     private let receiptsInProgress = Atomic<Int>(0)
     static let maximumReceiptsInProgress = 64
@@ -18,11 +20,12 @@ final class ReceiptRecorder: Sendable {
 
     init(
         store: any RegistrationStore & TopicStore & QueueStore & StatsStore, metrics: HeraldMetrics,
-        projects: @escaping @Sendable (String) -> Project?
+        projects: @escaping @Sendable (String) -> Project?, logger: Logger
     ) {
         self.store = store
         self.metrics = metrics
         self.projects = projects
+        self.logger = logger
     }
 
     /// Counts an impression or an open against the message's project, app and label, once
@@ -33,6 +36,8 @@ final class ReceiptRecorder: Sendable {
     /// can come back before the write is done: an unknown message is looked for once more
     /// after `receiptRetryMilliseconds`, then the receipt is dropped. At most
     /// `maximumReceiptsInProgress` receipts are worked on at once; past that they are dropped.
+    /// Each dropped receipt is counted in `herald_receipts_refused_total` by its reason: `busy`,
+    /// `not-addressed`, or `store-error` when the store failed (and the log says how).
     func record(_ counter: DeliveryCounter, messageID: String, androidID: UInt64) async {
         guard receiptsInProgress.add(1, ordering: .relaxed).newValue <= Self.maximumReceiptsInProgress else {
             receiptsInProgress.subtract(1, ordering: .relaxed)
@@ -40,12 +45,23 @@ final class ReceiptRecorder: Sendable {
             return
         }
         defer { receiptsInProgress.subtract(1, ordering: .relaxed) }
-        var found = try? await store.message(id: messageID)
+        do {
+            try await count(counter, messageID: messageID, androidID: androidID)
+        } catch {
+            // Not the device's fault: the receipt is lost, and counted as the store's.
+            metrics.increment("herald_receipts_refused_total", [("reason", "store-error")])
+            logger.warning(
+                "receipt not counted: the store failed", metadata: ["message": "\(messageID)", "error": "\(error)"])
+        }
+    }
+
+    private func count(_ counter: DeliveryCounter, messageID: String, androidID: UInt64) async throws {
+        var found = try await store.message(id: messageID)
         if found == nil {
             try? await Task.sleep(for: .milliseconds(Self.receiptRetryMilliseconds))
-            found = try? await store.message(id: messageID)
+            found = try await store.message(id: messageID)
         }
-        guard let message = found, let registration = try? await addressee(of: message, on: androidID) else {
+        guard let message = found, let registration = try await addressee(of: message, on: androidID) else {
             metrics.increment("herald_receipts_refused_total", [("reason", "not-addressed")])
             return
         }
@@ -60,7 +76,7 @@ final class ReceiptRecorder: Sendable {
                 messageID: message.id, token: registration.token,
                 eachKept: message.targetKind == .token || message.targetKind == .fid
                     || projects(message.projectID)?.settings.perDeviceEvents == true))
-        _ = try? await store.recordReceipt(stat, messageID: message.id, androidID: androidID)
+        _ = try await store.recordReceipt(stat, messageID: message.id, androidID: androidID)
     }
 
     /// The registration on this device that `message` was addressed to: its token or

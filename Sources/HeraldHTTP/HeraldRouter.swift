@@ -4,6 +4,7 @@ import HeraldStorage
 import HeraldTelemetry
 public import Hummingbird
 import Logging
+import NIOCore
 
 /// Builds the router for every HTTP surface.
 public enum HeraldRouter {
@@ -115,11 +116,12 @@ extension HeraldMetrics {
 }
 
 extension Request {
-    /// The body, read up to Herald's limit.
+    /// The body, read up to Herald's limit. Only a body over the limit is a 413: a read that
+    /// fails otherwise (the client left, the task was cancelled) ends with its own error.
     func collectBody() async throws -> ByteBuffer {
         do {
             return try await body.collect(upTo: HeraldRouter.maximumBodyBytes)
-        } catch {
+        } catch is NIOTooManyBytesError {
             throw HeraldError(
                 status: .payloadTooLarge,
                 message: "The request body is larger than \(HeraldRouter.maximumBodyBytes) bytes.")

@@ -1,5 +1,6 @@
+import Crypto
 public import HeraldCore
-import JWTKit
+import HeraldProtocol
 import NIOCore
 import NIOHPACK
 import NIOHTTP2
@@ -13,17 +14,15 @@ import Synchronization
 final class APNsConnection: Sendable {
     let credential: APNsCredential
     private let connection: HTTP2Connection
-    private let signer: JWTKeyCollection?
-    private let token: Mutex<(schedule: ProviderTokenSchedule, value: String, making: Task<String, any Error>?)> =
-        Mutex((ProviderTokenSchedule(), "", nil))
+    private let signer: P256.Signing.PrivateKey?
+    private let token = Mutex<(schedule: ProviderTokenSchedule, value: String)>((ProviderTokenSchedule(), ""))
 
     init(credential: APNsCredential, baseURL: String, trustRoots: [String]) async throws {
         self.credential = credential
         var configuration = HTTP2Connection.clientTLS(trustRoots: trustRoots)
         switch credential.secret {
-        case .signingKey(let keyID, _, let pem):
-            signer = await JWTKeyCollection().add(
-                ecdsa: try ES256PrivateKey(pem: pem), kid: JWKIdentifier(string: keyID))
+        case .signingKey(_, _, let pem):
+            signer = try P256.Signing.PrivateKey(pemRepresentation: pem)
         case .certificate(let bytes, let password):
             signer = nil
             if let password {
@@ -44,7 +43,7 @@ final class APNsConnection: Sendable {
         guard !requests.isEmpty else { return [] }
         var authorization: [(String, String)] = []
         if signer != nil {
-            guard let token = try? await providerToken(now) else { return Array(repeating: nil, count: requests.count) }
+            guard let token = try? providerToken(now) else { return Array(repeating: nil, count: requests.count) }
             authorization = [("authorization", "bearer " + token)]
         }
         let answers = await connection.send(
@@ -60,73 +59,46 @@ final class APNsConnection: Sendable {
         }
     }
 
-    /// The provider token to send at `now`, made again when it is due. Requests that find
-    /// it due together wait for one new token: APNs takes a connection changing its token
-    /// twice within 20 minutes as abuse.
-    private func providerToken(_ now: Timestamp) async throws -> String {
-        let (current, making) = token.withLock { state -> (String?, Task<String, any Error>?) in
-            if !state.schedule.needsToken(at: now) { return (state.value, nil) }
-            return (nil, tokenTask(&state, now))
+    /// The provider token to send at `now`, made again when it is due. It is made under the
+    /// lock, so that requests that find it due together get one new token: APNs takes a
+    /// connection changing its token twice within 20 minutes as abuse.
+    private func providerToken(_ now: Timestamp) throws -> String {
+        try token.withLock { state in
+            if !state.schedule.needsToken(at: now) { return state.value }
+            return try made(&state, now)
         }
-        if let current { return current }
-        return try await making!.value
     }
 
     /// Makes a new provider token now if APNs' `ExpiredProviderToken` allows one; false when
     /// the current one is too young to replace.
-    func renewToken(_ now: Timestamp) async throws -> Bool {
+    func renewToken(_ now: Timestamp) throws -> Bool {
         guard signer != nil else { return false }
-        let making = token.withLock { state in
-            state.schedule.mayRenewEarly(at: now) ? tokenTask(&state, now) : nil
+        return try token.withLock { state in
+            guard state.schedule.mayRenewEarly(at: now) else { return false }
+            _ = try made(&state, now)
+            return true
         }
-        guard let making else { return false }
-        _ = try await making.value
-        return true
     }
 
-    /// The task making the next token: the one under way, or a new one that counts as made
-    /// at `now` (so that requests meanwhile wait for it rather than start another).
-    private func tokenTask(
-        _ state: inout (schedule: ProviderTokenSchedule, value: String, making: Task<String, any Error>?),
-        _ now: Timestamp
-    ) -> Task<String, any Error> {
-        if let making = state.making { return making }
-        state.schedule.issued(at: now)
-        let making = Task { [self] in
-            do {
-                let value = try await makeToken(now)
-                token.withLock {
-                    $0.value = value
-                    $0.making = nil
-                }
-                return value
-            } catch {
-                // Not made: the next request tries again.
-                token.withLock {
-                    $0.schedule = ProviderTokenSchedule()
-                    $0.making = nil
-                }
-                throw error
-            }
-        }
-        state.making = making
-        return making
-    }
-
-    private func makeToken(_ now: Timestamp) async throws -> String {
+    /// A new token, made at `now`; one that cannot be made leaves the schedule to try again.
+    private func made(_ state: inout (schedule: ProviderTokenSchedule, value: String), _ now: Timestamp) throws
+        -> String
+    {
         guard let signer, case .signingKey(let keyID, let teamID, _) = credential.secret else { return "" }
-        return try await signer.sign(ProviderClaims(iss: teamID, iat: now.seconds), kid: JWKIdentifier(string: keyID))
+        do {
+            state.value = try ES256JWT.sign(
+                header: [(key: "kid", value: .string(keyID))],
+                claims: [(key: "iss", value: .string(teamID)), (key: "iat", value: .number(Double(now.seconds)))],
+                with: signer)
+        } catch {
+            state.schedule = ProviderTokenSchedule()
+            throw error
+        }
+        state.schedule.issued(at: now)
+        return state.value
     }
 
     func shutdown() async {
         await connection.shutdown()
-    }
-
-    /// A provider token's claims: the team id and when it was made.
-    struct ProviderClaims: JWTPayload {
-        var iss: String
-        var iat: Int64
-
-        func verify(using algorithm: some JWTAlgorithm) async throws {}
     }
 }

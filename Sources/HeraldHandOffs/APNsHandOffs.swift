@@ -38,9 +38,15 @@ final class APNsHandOffs: Sendable {
 
     /// Sends one project's entries for one environment, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> HandOffOutcome {
-        let credential = await credential(for: key, now: now)
-        if let held = lane.held(handOffs, key: key, credential: credential, now: now) { return held }
         var outcome = HandOffOutcome()
+        let credential: APNsCredential?
+        do {
+            credential = try await self.credential(for: key, now: now)
+        } catch {
+            lane.credentialUnread(handOffs, key: key, projectID: key.projectID, error: error, now: now, into: &outcome)
+            return outcome
+        }
+        if let held = lane.held(handOffs, key: key, credential: credential, now: now) { return held }
         guard let credential else {
             lane.refuse(
                 handOffs, key: key, projectID: key.projectID, credential: nil, reason: "no APNs credential", now: now,
@@ -87,7 +93,7 @@ final class APNsHandOffs: Sendable {
         let expired = answers.indices.filter {
             answers[$0].map { HandOffVerdict(status: $0.status, reason: $0.reason) } == .renewToken
         }
-        if !expired.isEmpty, (try? await connection.renewToken(environment.clock.now())) == true {
+        if !expired.isEmpty, (try? connection.renewToken(environment.clock.now())) == true {
             let again = await connection.send(expired.map { sendable[$0].1 }, now: environment.clock.now())
             for (index, answer) in zip(expired, again) { answers[index] = answer }
         }
@@ -103,10 +109,10 @@ final class APNsHandOffs: Sendable {
     }
 
     /// The project's credential that serves the environment, read from the store at most once a second.
-    private func credential(for key: PoolKey, now: Timestamp) async -> APNsCredential? {
+    private func credential(for key: PoolKey, now: Timestamp) async throws -> APNsCredential? {
         let apnsEnvironment: APNsCredential.Environment = key.isSandbox ? .development : .production
-        let known = await credentials.value(projectID: key.projectID, now: now) {
-            (try? await environment.store.apnsCredentials(projectID: key.projectID)) ?? []
+        let known = try await credentials.value(projectID: key.projectID, now: now) {
+            try await environment.store.apnsCredentials(projectID: key.projectID)
         }
         return known.first { $0.environment.serves(apnsEnvironment) }
     }

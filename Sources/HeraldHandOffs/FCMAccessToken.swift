@@ -21,7 +21,7 @@ final class FCMAccessToken: Sendable {
 
     let credential: FCMRelayCredential
     private let client: HTTPClient
-    private let state = Mutex<(value: String, expiresAt: Timestamp, making: Task<String, any Error>?)>(
+    private let state = Mutex<(value: String, expiresAt: Timestamp, making: PendingResult<String>?)>(
         ("", Timestamp(milliseconds: 0), nil))
 
     init(credential: FCMRelayCredential, client: HTTPClient) {
@@ -29,28 +29,45 @@ final class FCMAccessToken: Sendable {
         self.client = client
     }
 
-    /// The token to send at `now`: the current one, or a new one that every caller meanwhile waits for.
+    /// The token to send at `now`: the current one, or a new one that the first caller to
+    /// need it obtains in its own task while every caller meanwhile waits for it.
     func value(now: Timestamp) async throws -> String {
-        let (current, making) = state.withLock { state -> (String?, Task<String, any Error>?) in
+        let turn = state.withLock { state -> Turn in
             if state.making == nil, now.adding(seconds: Self.renewBeforeSeconds) < state.expiresAt {
-                return (state.value, nil)
+                return .current(state.value)
             }
-            if let making = state.making { return (nil, making) }
-            let making = Task { [self] in
-                do {
-                    let (value, lifetime) = try await obtain(now: now)
-                    self.state.withLock { $0 = (value, now.adding(seconds: lifetime), nil) }
-                    return value
-                } catch {
-                    self.state.withLock { $0.making = nil }
-                    throw error
-                }
-            }
+            if let making = state.making { return .wait(making) }
+            let making = PendingResult<String>()
             state.making = making
-            return (nil, making)
+            return .make(making)
         }
-        if let current { return current }
-        return try await making!.value
+        switch turn {
+        case .current(let value):
+            return value
+        case .wait(let making):
+            return try await making.value
+        case .make(let making):
+            let result: Result<String, any Error>
+            do {
+                let (value, lifetime) = try await obtain(now: now)
+                state.withLock { $0 = (value, now.adding(seconds: lifetime), nil) }
+                result = .success(value)
+            } catch {
+                // Not obtained: the next caller tries again.
+                state.withLock { $0.making = nil }
+                result = .failure(error)
+            }
+            making.resolve(result)
+            return try result.get()
+        }
+    }
+
+    /// What a caller of `value` does: take the current token, wait for the one being
+    /// obtained, or obtain it.
+    private enum Turn {
+        case current(String)
+        case wait(PendingResult<String>)
+        case make(PendingResult<String>)
     }
 
     /// Forgets the current token (FCM did not take it), so the next send obtains another.

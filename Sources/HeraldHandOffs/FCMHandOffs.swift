@@ -45,11 +45,18 @@ final class FCMHandOffs: Sendable {
 
     /// Sends one project's entries, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], projectID: String, now: Timestamp) async -> HandOffOutcome {
-        let credential = await credentials.value(projectID: projectID, now: now) {
-            try? await environment.store.fcmRelayCredential(projectID: projectID)
+        var outcome = HandOffOutcome()
+        let credential: FCMRelayCredential?
+        do {
+            credential = try await credentials.value(projectID: projectID, now: now) {
+                try await environment.store.fcmRelayCredential(projectID: projectID)
+            }
+        } catch {
+            lane.credentialUnread(
+                handOffs, key: projectID, projectID: projectID, error: error, now: now, into: &outcome)
+            return outcome
         }
         if let held = lane.held(handOffs, key: projectID, credential: credential, now: now) { return held }
-        var outcome = HandOffOutcome()
         guard let credential else {
             lane.refuse(
                 handOffs, key: projectID, projectID: projectID, credential: nil, reason: "no FCM relay key", now: now,
@@ -59,7 +66,7 @@ final class FCMHandOffs: Sendable {
         let link: Link
         let token: String
         do {
-            link = try self.link(projectID: projectID, credential: credential)
+            link = try await self.link(projectID: projectID, credential: credential)
             token = try await link.token.value(now: now)
         } catch let failure as FCMAccessToken.Failure where !failure.isRefusal {
             lane.unreachable(handOffs, key: projectID, now: now, into: &outcome)
@@ -108,7 +115,7 @@ final class FCMHandOffs: Sendable {
     }
 
     /// The project's link, made again when its key changed.
-    private func link(projectID: String, credential: FCMRelayCredential) throws -> Link {
+    private func link(projectID: String, credential: FCMRelayCredential) async throws -> Link {
         if let current = links.withLock({ $0[projectID] }), current.credential == credential { return current }
         let made = Link(
             credential: credential,
@@ -121,7 +128,7 @@ final class FCMHandOffs: Sendable {
             links[projectID] = made
             return old
         }
-        if let replaced { Task { await replaced.connection.shutdown() } }
+        if let replaced { await replaced.connection.shutdown() }
         return made
     }
 }

@@ -72,6 +72,19 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
             handOffs.map(\.entry.sequence)
     }
 
+    /// Defers entries whose credential the store could not read: they wait with a backoff,
+    /// and the project is charged no refusal, since the service refused nothing.
+    func credentialUnread(
+        _ handOffs: [HandOff], key: Key, projectID: String, error: any Error, now: Timestamp,
+        into outcome: inout HandOffOutcome
+    ) {
+        var metadata = naming.metadata(key)
+        metadata["project"] = "\(projectID)"
+        metadata["error"] = "\(error)"
+        environment.logger.warning("\(naming.metric) credential unreadable; messages wait", metadata: metadata)
+        unreachable(handOffs, key: key, now: now, into: &outcome)
+    }
+
     /// Defers entries that could not be sent at all (no connection, no token): a backoff.
     func unreachable(_ handOffs: [HandOff], key: Key, now: Timestamp, into outcome: inout HandOffOutcome) {
         let at = pacing.withLock { $0[key, default: HandOffPacing()].failed(now: now, jitter: .random(in: 0..<1)) }

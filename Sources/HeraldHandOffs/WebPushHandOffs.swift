@@ -55,11 +55,18 @@ final class WebPushHandOffs: Sendable {
 
     /// Sends one project's entries for one push service, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> HandOffOutcome {
-        let webPushKey = await keys.value(projectID: key.projectID, now: now) {
-            try? await environment.store.webPushKey(projectID: key.projectID)
+        var outcome = HandOffOutcome()
+        let webPushKey: WebPushKey?
+        do {
+            webPushKey = try await keys.value(projectID: key.projectID, now: now) {
+                try await environment.store.webPushKey(projectID: key.projectID)
+            }
+        } catch {
+            lane.credentialUnread(
+                handOffs, key: key, projectID: key.projectID, error: error, now: now, into: &outcome)
+            return outcome
         }
         if let held = lane.held(handOffs, key: key, credential: webPushKey, now: now) { return held }
-        var outcome = HandOffOutcome()
         let connection: HTTP2Connection
         let authorization: String
         do {

@@ -18,15 +18,13 @@ extension VAPID {
     public static func authorization(
         privateKey: [UInt8], publicKey: [UInt8], audience: String, subject: String, expiresAt: Int64
     ) throws -> String {
-        let signer = try P256.Signing.PrivateKey(rawRepresentation: privateKey)
-        let header = Base64URL.encode(Array(#"{"typ":"JWT","alg":"ES256"}"#.utf8))
-        let claims = JSONValue.object([
-            (key: "aud", value: .string(audience)), (key: "exp", value: .number(Double(expiresAt))),
-            (key: "sub", value: .string(subject)),
-        ])
-        let signed = header + "." + Base64URL.encode(claims.renderedBytes)
-        let signature = try signer.signature(for: Data(signed.utf8))
-        return
-            "vapid t=\(signed).\(Base64URL.encode(Array(signature.rawRepresentation))), k=\(Base64URL.encode(publicKey))"
+        let token = try ES256JWT.sign(
+            header: [(key: "typ", value: .string("JWT"))],
+            claims: [
+                (key: "aud", value: .string(audience)), (key: "exp", value: .number(Double(expiresAt))),
+                (key: "sub", value: .string(subject)),
+            ],
+            with: try P256.Signing.PrivateKey(rawRepresentation: privateKey))
+        return "vapid t=\(token), k=\(Base64URL.encode(publicKey))"
     }
 }

@@ -27,4 +27,23 @@ import Testing
             }
         }
     }
+
+    /// A gateway whose certificate the device does not trust: the TLS failure is the reason,
+    /// not a close by the server.
+    @Test func aTLSFailureIsToldAsTheReason() async throws {
+        try await GatewayHarness.with { harness in
+            var configuration = harness.clientConfiguration()
+            configuration.trust = .system
+            let client = HeraldClient(configuration: configuration)
+            _ = try await client.register()
+            let running = Task { try await client.run() }
+            defer { running.cancel() }
+            for await event in client.events {
+                guard case .disconnected(let failure) = event else { continue }
+                #expect(!failure.loggedIn)
+                #expect(failure.reason.hasPrefix("TLS: "), "\(failure.reason)")
+                break
+            }
+        }
+    }
 }

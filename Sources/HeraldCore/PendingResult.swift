@@ -1,8 +1,9 @@
 import Synchronization
 
-/// A value that work running elsewhere (a `WorkQueue` job) will produce, awaited by
-/// whoever needs it; a waiter whose task is cancelled stops waiting with `CancellationError`.
-final class PendingResult<Value: Sendable>: Sendable {
+/// A value that work running elsewhere (a `WorkQueue` job, or the one caller making a value
+/// every other caller meanwhile waits for) will produce, awaited by whoever needs it; a
+/// waiter whose task is cancelled stops waiting with `CancellationError`.
+public final class PendingResult<Value: Sendable>: Sendable {
     private struct State {
         var result: Result<Value, any Error>?
         var waiters: [UInt64: CheckedContinuation<Value, any Error>] = [:]
@@ -10,8 +11,10 @@ final class PendingResult<Value: Sendable>: Sendable {
     }
     private let state = Mutex(State())
 
+    public init() {}
+
     /// Sets the result and wakes every waiter; later calls change nothing.
-    func resolve(_ result: Result<Value, any Error>) {
+    public func resolve(_ result: Result<Value, any Error>) {
         let waiters = state.withLock { state -> [CheckedContinuation<Value, any Error>] in
             guard state.result == nil else { return [] }
             state.result = result
@@ -22,7 +25,7 @@ final class PendingResult<Value: Sendable>: Sendable {
     }
 
     /// The result, once there is one.
-    var value: Value {
+    public var value: Value {
         get async throws {
             let id = state.withLock { state in
                 defer { state.nextWaiter += 1 }
