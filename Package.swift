@@ -427,6 +427,8 @@ let package = Package(
                 "HeraldServer",
                 "HeraldGateway",
                 "HeraldConsole",
+                "HeraldClient",
+                "HeraldTools",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

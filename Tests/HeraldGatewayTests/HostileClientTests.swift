@@ -95,8 +95,7 @@ import Testing
                 String(repeating: "a", count: 100_000), "com.example\n2026-11-26 critical: forged",
                 "com.example\u{1B}[31mred", "com example",
             ] {
-                let answer = try await Register3EndpointTests.register3(
-                    harness, device, [("app", app), ("sender", sender)])
+                let answer = try await harness.register3(device, [("app", app), ("sender", sender)])
                 #expect(answer.status == 400)
                 #expect(answer.line == "Error=INVALID_PARAMETERS")
             }
@@ -121,9 +120,9 @@ import Testing
             #expect(device.securityToken == securityToken)
             let form = [("app", "com.example.limited"), ("sender", String(harness.project.number))]
             for _ in 0..<2 {
-                #expect(try await Register3EndpointTests.register3(harness, device, form).status == 200)
+                #expect(try await harness.register3(device, form).status == 200)
             }
-            let refused = try await Register3EndpointTests.register3(harness, device, form)
+            let refused = try await harness.register3(device, form)
             #expect(refused.status == 429)
             #expect(refused.line == "Error=TOO_MANY_REGISTRATIONS")
             // The same request again answers the token it has: one registration.

@@ -1,10 +1,9 @@
 import HeraldCore
-import HeraldDelivery
 import HeraldTestSupport
 import Logging
 import Testing
 
-@testable import HeraldGateway
+@testable import HeraldDelivery
 
 /// What the acknowledgement batcher does when the node shuts down.
 @Suite struct AcknowledgementBatcherTests {

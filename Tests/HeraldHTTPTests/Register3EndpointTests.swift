@@ -12,24 +12,6 @@ import Testing
 /// token as sender (Apple SDK, Chromium, `fcm-receiver`), a browser deleting one site's
 /// subscription, and projects usable the moment they are created.
 @Suite struct Register3EndpointTests {
-    /// Posts a register3 form as `device`; answers the status and the body line.
-    static func register3(_ harness: GatewayHarness, _ device: Device, _ fields: [(String, String)]) async throws
-        -> (status: Int, line: String)
-    {
-        let form = fields.map { name, value in
-            "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? value)"
-        }.joined(separator: "&")
-        let result = try await HTTPConnection.with(host: "127.0.0.1", port: harness.httpPort) { connection in
-            try await connection.request(
-                .POST, "/c2dm/register3",
-                headers: [
-                    ("Authorization", "AidLogin \(device.androidID):\(device.securityToken)"),
-                    ("Content-Type", "application/x-www-form-urlencoded"),
-                ], body: Array(form.utf8))
-        }
-        return (result.status, String(decoding: result.body, as: UTF8.self))
-    }
-
     static func topicFields(_ token: String, _ topic: String, app: String = "com.example.raw", delete: Bool = false)
         -> [(String, String)]
     {
@@ -42,13 +24,13 @@ import Testing
     @Test func T2_aTopicRequestSubscribesTheSameTokenAndItsDeleteKeepsTheToken() async throws {
         try await GatewayHarness.with { harness in
             let (device, token) = try await harness.makeDevice()
-            let subscribed = try await Self.register3(harness, device, Self.topicFields(token, "news"))
+            let subscribed = try await harness.register3(device, Self.topicFields(token, "news"))
             #expect(subscribed.status == 200)
             #expect(subscribed.line == "token=\(token)")
             #expect(try await harness.node.store.subscriptions(token: token).map(\.topic) == ["news"])
             #expect(try await harness.node.store.registrations(androidID: device.androidID).count == 1)
 
-            let unsubscribed = try await Self.register3(harness, device, Self.topicFields(token, "news", delete: true))
+            let unsubscribed = try await harness.register3(device, Self.topicFields(token, "news", delete: true))
             #expect(unsubscribed.line == "token=\(token)")
             #expect(try await harness.node.store.subscriptions(token: token).isEmpty)
             // The token is still registered: a send to it is accepted.
@@ -60,10 +42,10 @@ import Testing
         try await GatewayHarness.with { harness in
             let (owner, token) = try await harness.makeDevice()
             let (stranger, _) = try await harness.makeDevice()
-            let foreign = try await Self.register3(harness, stranger, Self.topicFields(token, "news"))
+            let foreign = try await harness.register3(stranger, Self.topicFields(token, "news"))
             #expect(foreign.status == 400)
             #expect(foreign.line == "Error=INVALID_SENDER")
-            let otherApp = try await Self.register3(harness, owner, Self.topicFields(token, "news", app: "com.other"))
+            let otherApp = try await harness.register3(owner, Self.topicFields(token, "news", app: "com.other"))
             #expect(otherApp.line == "Error=INVALID_SENDER")
             #expect(try await harness.node.store.subscriptions(token: token).isEmpty)
         }
@@ -75,7 +57,7 @@ import Testing
             let (device, token) = try await harness.makeDevice()
             var answers: [String] = []
             for topic in ["a", "b", "c"] {
-                answers.append(try await Self.register3(harness, device, Self.topicFields(token, topic)).line)
+                answers.append(try await harness.register3(device, Self.topicFields(token, topic)).line)
             }
             #expect(answers.filter { $0 == "token=\(token)" }.count == 2)
             #expect(answers.last == "Error=QUOTA_EXCEEDED")
@@ -88,8 +70,8 @@ import Testing
             try await harness.node.store.createDevice(device)
             var channels: [String] = []
             for site in ["wp:http://localhost:1/#a", "wp:http://localhost:2/#b"] {
-                let answer = try await Self.register3(
-                    harness, device,
+                let answer = try await harness.register3(
+                    device,
                     [
                         ("app", "org.chromium.linux"), ("X-subtype", site), ("appid", "cXr5b1"), ("sender", "BKey"),
                         ("scope", "GCM"), ("X-scope", "GCM"), ("device", String(device.androidID)),
@@ -114,7 +96,7 @@ import Testing
                 ("device", String(device.androidID)),
             ]
             for _ in 0..<2 {
-                let answer = try await Self.register3(harness, device, delete)
+                let answer = try await harness.register3(device, delete)
                 #expect(answer.status == 200)
                 #expect(answer.line == "token=cXr5b1")
             }
@@ -123,8 +105,8 @@ import Testing
             #expect(try await harness.sendRequest(#"{"token":"\#(webTokens[0])"}"#).status == 404)
             #expect(try await harness.sendRequest(#"{"token":"\#(webTokens[1])"}"#).status == 200)
 
-            let gcm = try await Self.register3(
-                harness, device,
+            let gcm = try await harness.register3(
+                device,
                 [("delete", "true"), ("app", "org.chromium.linux"), ("X-subtype", "wp:http://localhost:2/#b")])
             #expect(gcm.line == "deleted=wp:http://localhost:2/#b")
             #expect(try await harness.node.store.registrations(androidID: device.androidID).isEmpty)
@@ -137,8 +119,8 @@ import Testing
                 id: "fresh-project", publicURL: harness.server, keyFileDirectory: harness.directory)
             let device = Device.make(at: harness.node.clock.now())
             try await harness.node.store.createDevice(device)
-            let answer = try await Self.register3(
-                harness, device, [("app", "com.example.fresh"), ("sender", String(issued.project.number))])
+            let answer = try await harness.register3(
+                device, [("app", "com.example.fresh"), ("sender", String(issued.project.number))])
             #expect(answer.line.hasPrefix("token="))
             let registrar = try DeviceRegistrar(server: harness.server)
             _ = try await registrar.install(
