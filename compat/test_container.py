@@ -102,6 +102,21 @@ def test_the_image_runs_herald_as_its_own_user_with_the_store_a_volume():
     print(f"image: {size / 1e6:.0f} MB")
 
 
+def test_the_image_keeps_the_package_versions_of_the_build_that_made_it():
+    """Built from a context with a Package.resolved (CI's, after its tests), the image's
+    packages are those versions, and it says so."""
+    resolved = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "Package.resolved")
+    if not os.path.exists(resolved):
+        pytest.skip("no Package.resolved beside Package.swift: build Herald first")
+    kept = podman("run", "--rm", *LIMITS, "--entrypoint", "cat", IMAGE, "/usr/share/doc/herald/Package.resolved")
+
+    def pins(text):
+        return {pin["identity"]: pin["state"] for pin in json.loads(text)["pins"]}
+
+    with open(resolved) as f:
+        assert pins(kept) == pins(f.read())
+
+
 def test_a_container_delivers_to_a_device_outside_drains_on_stop_and_keeps_queued_messages(volume, tmp_path):
     server = ContainerServer(volume)
     identity = tmp_path / "device.json"
