@@ -296,7 +296,7 @@ let package = Package(
         tests(
             "HeraldWebhooksTests",
             [
-                "HeraldWebhooks",
+                "HeraldWebhooks", "HeraldTestSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
