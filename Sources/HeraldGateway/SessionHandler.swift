@@ -29,14 +29,8 @@ extension DeviceGateway {
         private var loginDevice: UInt64?
         private var waiting: Deque<Event> = []
         private var actions: Deque<MCSSession.Action> = []
-        /// A store read or write the session waits for.
-        private var busy = false
-        /// The queues have taken storage since a tick last released it.
-        private var holdsStorage = false
-        private var closed = false
-        private var needsFlush = false
-        /// Inside a read from the socket: writes are flushed when it completes.
-        private var reading = false
+        private var state = State.active
+        private var flush = Flush.none
         private let dozing = SessionFlag()
 
         init(gateway: DeviceGateway) {
@@ -65,12 +59,12 @@ extension DeviceGateway {
         }
 
         func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-            reading = true
+            flush = flush.reading()
             handle(.frame(unwrapInboundIn(data)))
         }
 
         func channelReadComplete(context: ChannelHandlerContext) {
-            reading = false
+            flush = flush.readCompleted()
             flushIfNeeded()
             context.fireChannelReadComplete()
         }
@@ -80,7 +74,7 @@ extension DeviceGateway {
         }
 
         func channelInactive(context: ChannelHandlerContext) {
-            closed = true
+            state = .closed
             inbox?.close()
             inbox = nil
             waiting.removeAll()
@@ -101,16 +95,22 @@ extension DeviceGateway {
 
         /// Takes an event now, or after the store read under way.
         func handle(_ event: Event) {
-            guard !closed else { return }
-            if case .tick = event, !busy, actions.isEmpty, waiting.isEmpty {
-                // On the tick after its last event, an idle session lets go of its queues' storage.
-                actions = []
-                waiting = []
-                holdsStorage = false
-            } else {
-                holdsStorage = true
+            switch state {
+            case .closed:
+                return
+            case .idle, .active:
+                if case .tick = event, actions.isEmpty, waiting.isEmpty {
+                    // On the tick after its last event, an idle session lets go of its queues' storage.
+                    actions = []
+                    waiting = []
+                    state = .idle
+                } else {
+                    state = .active
+                }
+            case .awaitingStore:
+                break
             }
-            if busy || !actions.isEmpty {
+            if state == .awaitingStore || !actions.isEmpty {
                 guard waiting.count < Self.maximumWaiting else {
                     if case .frame = event {
                         waiting.removeAll()
@@ -122,14 +122,14 @@ extension DeviceGateway {
                 return
             }
             let reaction = react(to: event)
-            if !reaction.isEmpty { holdsStorage = true }
+            if !reaction.isEmpty { state = .active }
             actions.append(contentsOf: reaction)
             proceed()
         }
 
         /// Carries out actions until one needs the store, then events that waited meanwhile.
         private func proceed() {
-            while !busy && !closed {
+            while state == .idle || state == .active {
                 if let action = actions.popFirst() {
                     perform(action)
                 } else if let event = waiting.popFirst() {
@@ -139,18 +139,19 @@ extension DeviceGateway {
                 }
             }
             // Answers to the frames of one read go out together when the read completes.
-            if !reading { flushIfNeeded() }
-            let idle = !busy && !holdsStorage && actions.isEmpty && waiting.isEmpty
+            flushIfNeeded()
+            let idle = state == .idle && actions.isEmpty && waiting.isEmpty
             inbox?.nextTick(at: idle ? session.nextTick : Timestamp(milliseconds: 0))
         }
 
+        /// Flushes written frames unless a socket read under way will.
         private func flushIfNeeded() {
-            if needsFlush, let context {
-                needsFlush = false
+            if flush == .due, let context {
+                flush = .none
                 context.flush()
                 // A device that does not read what it is sent is not read from either, so
                 // that answers to its frames cannot pile up here (NIO's write watermarks).
-                if !context.channel.isWritable, !closed {
+                if !context.channel.isWritable, state != .closed {
                     context.channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
                 }
             }
@@ -187,7 +188,7 @@ extension DeviceGateway {
             switch action {
             case .send(let frame):
                 context.write(wrapOutboundOut(frame), promise: nil)
-                needsFlush = true
+                flush = flush.written()
             case .acknowledge(let ids):
                 guard let androidID = session.androidID else { return }
                 guard gateway.acknowledgementsHaveRoom else {
@@ -278,9 +279,9 @@ extension DeviceGateway {
                 }
             case .close(let reason):
                 gateway.logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
-                closed = true
-                if needsFlush {
-                    needsFlush = false
+                state = .closed
+                if flush.holdsWrites {
+                    flush = .none
                     context.flush()
                 }
                 context.close(promise: nil)
@@ -301,7 +302,7 @@ extension DeviceGateway {
         /// Runs store work off the event loop; the session takes nothing else until it is back.
         private func wait(for work: @escaping @Sendable () async throws -> Outcome) {
             guard let context else { return }
-            busy = true
+            state = .awaitingStore
             let eventLoop = context.eventLoop
             let handler = NIOLoopBound(self, eventLoop: eventLoop)
             gateway.work.submit {
@@ -316,9 +317,8 @@ extension DeviceGateway {
         }
 
         private func resume(with result: Result<Outcome, any Error>) {
-            busy = false
-            holdsStorage = true
-            guard !closed else { return }
+            guard state == .awaitingStore else { return }
+            state = .active
             let now = gateway.clock.now()
             switch result {
             case .success(.authenticated(let accepted)):
