@@ -277,7 +277,7 @@ let package = Package(
         tests(
             "HeraldHandOffsTests",
             [
-                "HeraldHandOffs",
+                "HeraldHandOffs", "HeraldGateway", "HeraldTestSupport",
                 "HeraldCore",
                 "HeraldProtocol",
                 "HeraldStorage",
@@ -292,6 +292,9 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
             ]),
         tests(
             "HeraldWebhooksTests",
