@@ -108,7 +108,6 @@ let package = Package(
             name: "HeraldGateway",
             dependencies: [
                 "HeraldCore",
-                "HeraldXMPP",
                 "HeraldTelemetry",
                 "HeraldStorage",
                 "HeraldDelivery",
@@ -127,7 +126,16 @@ let package = Package(
         ),
         .target(
             name: "HeraldXMPP",
-            dependencies: ["HeraldCore"],
+            dependencies: [
+                "HeraldCore",
+                "HeraldTelemetry",
+                "HeraldStorage",
+                "HeraldDelivery",
+                "HeraldGateway",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
             swiftSettings: strict
         ),
         .target(
@@ -178,6 +186,7 @@ let package = Package(
                 "HeraldDelivery",
                 "HeraldHTTP",
                 "HeraldGateway",
+                "HeraldXMPP",
                 "HeraldConsole",
                 "HeraldHandOffs",
                 "HeraldWebhooks",

@@ -7,6 +7,7 @@ import HeraldHandOffs
 public import HeraldStorage
 public import HeraldTelemetry
 import HeraldWebhooks
+public import HeraldXMPP
 public import Hummingbird
 import HummingbirdCore
 public import Logging

@@ -5,6 +5,7 @@ public import HeraldGateway
 public import HeraldHTTP
 public import HeraldHandOffs
 public import HeraldWebhooks
+public import HeraldXMPP
 
 /// How `herald serve` runs; every field has the default written in its comment.
 public struct ServerConfiguration: Sendable {

@@ -1,4 +1,4 @@
-import HeraldGateway
+import HeraldXMPP
 import ServiceLifecycle
 
 /// Runs the XMPP connection server until graceful shutdown, which drains its connections.

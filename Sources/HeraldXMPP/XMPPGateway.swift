@@ -1,8 +1,8 @@
 public import HeraldCore
 public import HeraldDelivery
+public import HeraldGateway
 public import HeraldStorage
 public import HeraldTelemetry
-import HeraldXMPP
 public import Logging
 import NIOCore
 public import NIOSSL

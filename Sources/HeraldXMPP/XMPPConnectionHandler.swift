@@ -1,5 +1,5 @@
 import HeraldCore
-import HeraldXMPP
+import HeraldGateway
 import NIOCore
 
 /// The I/O around one `XMPPSession`: bytes in through the parser, actions out as writes,
