@@ -13,7 +13,7 @@ import Logging
 struct ComposerRoutes {
     let directory: CredentialDirectory
     let store: any ScheduleStore
-    let sender: ConsoleSender
+    let sender: AdmittedSender
     let clock: any HeraldClock
     var access: ProjectAccess { ProjectAccess(directory: directory) }
 

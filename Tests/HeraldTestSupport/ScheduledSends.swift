@@ -1,6 +1,5 @@
-public import HeraldConsole
 public import HeraldCore
-import HeraldServer
+public import HeraldServer
 public import HeraldStorage
 import Testing
 

@@ -17,13 +17,13 @@ public struct ScheduledSender: Service {
     let store: any ScheduleStore & QueueStore
     /// Wakes the sender when a send is scheduled; nil for a store that does not tell.
     let work: WorkSignals?
-    let sender: ConsoleSender
+    let sender: AdmittedSender
     let directory: CredentialDirectory
     let clock: any HeraldClock
     let logger: Logger
 
     public init(
-        store: any ScheduleStore & QueueStore, work: WorkSignals?, sender: ConsoleSender,
+        store: any ScheduleStore & QueueStore, work: WorkSignals?, sender: AdmittedSender,
         directory: CredentialDirectory, clock: any HeraldClock, logger: Logger
     ) {
         self.store = store

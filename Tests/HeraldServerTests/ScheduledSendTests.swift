@@ -1,4 +1,3 @@
-import HeraldConsole
 import HeraldCore
 import HeraldServer
 import HeraldStorage
