@@ -39,14 +39,10 @@ final class APNsHandOffs: Sendable {
     /// Sends one project's entries for one environment, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> HandOffOutcome {
         var outcome = HandOffOutcome()
-        let credential: APNsCredential?
-        do {
-            credential = try await self.credential(for: key, now: now)
-        } catch {
-            lane.credentialUnread(handOffs, key: key, projectID: key.projectID, error: error, now: now, into: &outcome)
-            return outcome
+        let (credential, held) = await lane.credential(for: handOffs, key: key, projectID: key.projectID, now: now) {
+            try await self.credential(for: key, now: now)
         }
-        if let held = lane.held(handOffs, key: key, credential: credential, now: now) { return held }
+        if let held { return held }
         guard let credential else {
             lane.refuse(
                 handOffs, key: key, projectID: key.projectID, credential: nil, reason: "no APNs credential", now: now,

@@ -46,17 +46,12 @@ final class FCMHandOffs: Sendable {
     /// Sends one project's entries, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], projectID: String, now: Timestamp) async -> HandOffOutcome {
         var outcome = HandOffOutcome()
-        let credential: FCMRelayCredential?
-        do {
-            credential = try await credentials.value(projectID: projectID, now: now) {
+        let (credential, held) = await lane.credential(for: handOffs, key: projectID, projectID: projectID, now: now) {
+            try await credentials.value(projectID: projectID, now: now) {
                 try await environment.store.fcmRelayCredential(projectID: projectID)
             }
-        } catch {
-            lane.credentialUnread(
-                handOffs, key: projectID, projectID: projectID, error: error, now: now, into: &outcome)
-            return outcome
         }
-        if let held = lane.held(handOffs, key: projectID, credential: credential, now: now) { return held }
+        if let held { return held }
         guard let credential else {
             lane.refuse(
                 handOffs, key: projectID, projectID: projectID, credential: nil, reason: "no FCM relay key", now: now,

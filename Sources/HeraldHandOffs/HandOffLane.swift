@@ -37,8 +37,26 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
         refusalsMetric = "herald_\(naming.metric)_credential_refusals_total"
     }
 
+    /// The key's credential as `read` answers it, and the deferral of the entries when they
+    /// must wait now: when the store could not read the credential (`credentialUnread`), or
+    /// while the key's pacing holds them (`held`).
+    func credential(
+        for handOffs: [HandOff], key: Key, projectID: String, now: Timestamp,
+        read: () async throws -> Credential?
+    ) async -> (credential: Credential?, held: HandOffOutcome?) {
+        let credential: Credential?
+        do {
+            credential = try await read()
+        } catch {
+            var outcome = HandOffOutcome()
+            credentialUnread(handOffs, key: key, projectID: projectID, error: error, now: now, into: &outcome)
+            return (nil, outcome)
+        }
+        return (credential, held(handOffs, key: key, credential: credential, now: now))
+    }
+
     /// The deferral of entries that must wait now, or nil when they may go.
-    func held(_ handOffs: [HandOff], key: Key, credential: Credential?, now: Timestamp) -> HandOffOutcome? {
+    private func held(_ handOffs: [HandOff], key: Key, credential: Credential?, now: Timestamp) -> HandOffOutcome? {
         let admission = pacing.withLock {
             $0[key, default: HandOffPacing()].admission(credential: credential, now: now)
         }
@@ -74,7 +92,7 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
 
     /// Defers entries whose credential the store could not read: they wait with a backoff,
     /// and the project is charged no refusal, since the service refused nothing.
-    func credentialUnread(
+    private func credentialUnread(
         _ handOffs: [HandOff], key: Key, projectID: String, error: any Error, now: Timestamp,
         into outcome: inout HandOffOutcome
     ) {

@@ -56,17 +56,12 @@ final class WebPushHandOffs: Sendable {
     /// Sends one project's entries for one push service, unless its pacing holds them back.
     func forward(_ handOffs: [HandOff], key: PoolKey, now: Timestamp) async -> HandOffOutcome {
         var outcome = HandOffOutcome()
-        let webPushKey: WebPushKey?
-        do {
-            webPushKey = try await keys.value(projectID: key.projectID, now: now) {
+        let (webPushKey, held) = await lane.credential(for: handOffs, key: key, projectID: key.projectID, now: now) {
+            try await keys.value(projectID: key.projectID, now: now) {
                 try await environment.store.webPushKey(projectID: key.projectID)
             }
-        } catch {
-            lane.credentialUnread(
-                handOffs, key: key, projectID: key.projectID, error: error, now: now, into: &outcome)
-            return outcome
         }
-        if let held = lane.held(handOffs, key: key, credential: webPushKey, now: now) { return held }
+        if let held { return held }
         let connection: HTTP2Connection
         let authorization: String
         do {
