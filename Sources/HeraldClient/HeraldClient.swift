@@ -369,7 +369,14 @@ public actor HeraldClient {
         try await channel.executeThenClose { inbound, outbound in
             let (commands, continuation) = AsyncStream.makeStream(of: Command.self)
             defer { continuation.finish() }
-            try await outbound.write(loginRequest(identity))
+            do {
+                try await outbound.write(loginRequest(identity))
+            } catch {
+                // Closed before the login went out: why it closed (a TLS failure) is the
+                // inbound side's error, not the write's.
+                for try await _ in inbound {}
+                throw error
+            }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     do {
