@@ -178,42 +178,22 @@ public final class PostgresStore: HeraldStore, Cluster {
     func transaction<T: Sendable>(caller: String = #function, _ body: (PostgresConnection) async throws -> T)
         async throws -> T
     {
-        calls.add()
-        var attempt = 0
-        let index = try primaryIndex()
         let created = CreatedWork()
-        while true {
-            attempt += 1
-            do {
-                let result = try await CreatedWork.$current.withValue(created) {
-                    try await withLeasedConnection(host: index, statement: "transaction of \(caller)") {
-                        connection in
-                        try await self.run("BEGIN", on: connection)
-                        do {
-                            let result = try await body(connection)
-                            try await self.run("COMMIT", on: connection)
-                            return result
-                        } catch {
-                            try? await self.run("ROLLBACK", on: connection)
-                            throw error
-                        }
-                    }
+        let result = try await leased(statement: "transaction of \(caller)", retryingConflicts: true) { connection in
+            try await CreatedWork.$current.withValue(created) {
+                try await self.run("BEGIN", on: connection)
+                do {
+                    let result = try await body(connection)
+                    try await self.run("COMMIT", on: connection)
+                    return result
+                } catch {
+                    try? await self.run("ROLLBACK", on: connection)
+                    throw error
                 }
-                self.created(created.all)
-                return result
-            } catch let error as PSQLError {
-                let state = error.serverInfo?[.sqlState]
-                if (state == "40P01" || state == "40001") && attempt < 5 { continue }
-                throw failure(error, on: index)
-            } catch is ConnectionLost where attempt < Self.connectionLostAttempts {
-                // The pool handed out a connection the server had just ended: nothing committed.
-                // A moment for the pool to hear of its end, so that it hands out another.
-                try await Task.sleep(for: Self.connectionLostPause * (attempt * attempt))
-                continue
-            } catch {
-                throw failure(error, on: index)
             }
         }
+        self.created(created.all)
+        return result
     }
 
     /// Runs one statement, which is a transaction of its own; a `prepared` one as a named
@@ -227,19 +207,34 @@ public final class PostgresStore: HeraldStore, Cluster {
     }
 
     func rows(_ query: PostgresQuery, prepared: Bool = false) async throws -> [PostgresRow] {
+        try await leased(statement: query.sql, retryingConflicts: false) { connection in
+            try await self.rows(query, on: connection, prepared: prepared)
+        }
+    }
+
+    /// The one way statements reach the primary: runs `body` on a connection leased from its
+    /// pool under the lease's deadline (`withLeasedConnection`). It runs `body` again when the
+    /// pool handed out a connection the server had just ended (nothing of it ran; a moment
+    /// first, for the pool to hear of the end and hand out another), and, when
+    /// `retryingConflicts`, after a deadlock or a serialisation failure (a transaction rolled
+    /// back whole). Any other failure is thrown as callers see it (`failure`).
+    private func leased<T: Sendable>(
+        statement: String, retryingConflicts: Bool, _ body: (PostgresConnection) async throws -> T
+    ) async throws -> T {
         calls.add()
         let index = try primaryIndex()
         var attempt = 0
         while true {
             attempt += 1
             do {
-                return try await withLeasedConnection(host: index, statement: query.sql) { connection in
-                    try await self.rows(query, on: connection, prepared: prepared)
-                }
-            } catch is ConnectionLost where attempt < Self.connectionLostAttempts {
-                // The pool handed out a connection the server had just ended; the statement never ran.
-                try await Task.sleep(for: Self.connectionLostPause * (attempt * attempt))
+                return try await withLeasedConnection(host: index, statement: statement, body)
+            } catch let error as PSQLError
+                where retryingConflicts && attempt < Self.conflictAttempts
+                && ["40P01", "40001"].contains(error.serverInfo?[.sqlState])
+            {
                 continue
+            } catch is ConnectionLost where attempt < Self.connectionLostAttempts {
+                try await Task.sleep(for: Self.connectionLostPause * (attempt * attempt))
             } catch {
                 throw failure(error, on: index)
             }
@@ -280,6 +275,8 @@ public final class PostgresStore: HeraldStore, Cluster {
     static let connectionLostPause: Duration = .milliseconds(20)
     /// How many times a statement meets a closed connection before it fails as unavailable.
     static let connectionLostAttempts = 5
+    /// How many times a transaction is tried that deadlocks or fails to serialise.
+    static let conflictAttempts = 5
 
     func count(_ query: PostgresQuery) async throws -> Int {
         try await rows(query).count
