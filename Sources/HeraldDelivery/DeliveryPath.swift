@@ -6,12 +6,12 @@ import Synchronization
 /// device gets a message while its row is being written.
 ///
 /// Every producer (sends of every API, fanout pages, Web Push, upstream errors) goes
-/// through it in three straight steps:
+/// through it in one call, which offers, settles, lets the producer write, and tells the
+/// sessions what was written, whether the write succeeded or not:
 ///
-///     let settled = await path.settle(path.offer(entries, maximumPending: limit, settle: wait))
-///     var enqueued: [Enqueued] = []
-///     defer { path.written(settled, enqueued) }
-///     enqueued = try await store.appendMessages(…, queue: settled.toWrite, …)
+///     let acknowledged = try await path.deliver(entries, maximumPending: limit, settle: wait) {
+///         toWrite, acknowledged in try await store.appendMessages(…, queue: toWrite, …)
+///     }
 ///
 /// and every session answers it: it took or declined an offer, its device acknowledged.
 /// What to do with the rows of acknowledgements, and with devices held by no session
@@ -108,13 +108,36 @@ public final class DeliveryPath: Sendable {
     /// How many devices are connected.
     public var count: Int { connections.count }
 
+    /// How many offers and producers' pages are open: none once every write has ended.
+    var openCount: (offers: Int, pages: Int) { state.withLock { $0.ledger.openCount } }
+
     // MARK: Producers
+
+    /// Delivers entries: offers each to the session holding its device (`offer`), waits for
+    /// the devices' answers when `settle` is given (`settle`), runs `write` with the entries
+    /// that still need a row and those acknowledged meanwhile, which need none and count as
+    /// delivered (SEMANTICS L7), and then tells the sessions what was written (`written`),
+    /// also when `write` throws: the offers of a failed write are forgotten. `write` answers
+    /// the rows stored, one per entry of `toWrite`. Answers the entries acknowledged before
+    /// their row was written.
+    @discardableResult
+    public func deliver(
+        _ entries: [QueuedMessage], maximumPending: Int, settle: Settle? = nil,
+        isolation: isolated (any Actor)? = #isolation,
+        write: (_ toWrite: [QueuedMessage], _ acknowledged: [QueuedMessage]) async throws -> [Enqueued]
+    ) async throws -> [QueuedMessage] {
+        let settled = await self.settle(offer(entries, maximumPending: maximumPending, settle: settle))
+        var enqueued: [Enqueued] = []
+        defer { written(settled, enqueued) }
+        enqueued = try await write(settled.toWrite, settled.acknowledged)
+        return settled.acknowledged
+    }
 
     /// Offers each entry to the session holding its device, before its row is written, so
     /// that a connected device does not wait for the write. Entries that carry a "messages
     /// deleted" count are not offered: the session reads them from the queue. With
     /// `settle`, `settle(_:)` then waits for the devices' answers.
-    public func offer(_ entries: [QueuedMessage], maximumPending: Int, settle: Settle? = nil) -> Offers {
+    func offer(_ entries: [QueuedMessage], maximumPending: Int, settle: Settle? = nil) -> Offers {
         let holders = connections.mailboxes(of: entries)
         var offers = Offers(entries)
         let offered = entries.indices.filter { entries[$0].deletedCount == 0 && holders[$0] != nil }
@@ -142,7 +165,7 @@ public final class DeliveryPath: Sendable {
     /// ends the wait. An entry its device acknowledged meanwhile, and that cannot change
     /// what its queue holds (it has no collapse key), needs no row: it moves from `toWrite`
     /// to `acknowledged`, which still counts as delivered (SEMANTICS L7).
-    public func settle(_ offers: Offers) async -> Offers {
+    func settle(_ offers: Offers) async -> Offers {
         guard let page = offers.page else { return offers }
         let firstAlarm = state.withLock { state -> Duration? in
             guard case .setAlarm(_, let at)? = state.ledger.wait(page: page, now: clock.uptime()).first else {
@@ -191,7 +214,7 @@ public final class DeliveryPath: Sendable {
     /// one per entry), except an offered entry whose device acknowledged it meanwhile, whose
     /// row is deleted instead. Devices no session here holds are told to `elsewhere`. The
     /// offers of entries the write did not answer (all of them when it failed) are forgotten.
-    public func written(_ offers: Offers, _ enqueued: [Enqueued]) {
+    func written(_ offers: Offers, _ enqueued: [Enqueued]) {
         let answered = settleLedger(offers, writtenCount: enqueued.count)
         // Looked up again: a device may have connected here while the rows were written.
         let holders = connections.mailboxes(of: offers.toWrite)

@@ -234,18 +234,16 @@ public final class Dispatcher: Sendable {
         let queueLimits = QueueLimits(project.settings)
         // A row whose receipt is wanted is written even when its device acknowledges it at
         // once: the acknowledgement of the row leaves the receipt in the same transaction.
-        let offers = path.offer(
+        let acknowledged = try await path.deliver(
             entry.map { [$0] } ?? [], maximumPending: queueLimits.maximumPending,
-            settle: receiptID.isEmpty ? acknowledgementWait : nil)
-        let settled = await path.settle(offers)
-        var enqueued: [Enqueued] = []
-        // Tells the sessions what was written; the offers of a failed write are forgotten.
-        defer { path.written(settled, enqueued) }
-        enqueued = try await store.appendMessages(
-            [record], queue: settled.toWrite, limits: queueLimits,
-            stats: plan.stats + settled.acknowledged.map { $0.stat(.delivered) })
-        if !settled.acknowledged.isEmpty {
-            metrics.increment("herald_messages_acknowledged_before_written_total", by: settled.acknowledged.count)
+            settle: receiptID.isEmpty ? acknowledgementWait : nil
+        ) { toWrite, acknowledged in
+            try await store.appendMessages(
+                [record], queue: toWrite, limits: queueLimits,
+                stats: plan.stats + acknowledged.map { $0.stat(.delivered) })
+        }
+        if !acknowledged.isEmpty {
+            metrics.increment("herald_messages_acknowledged_before_written_total", by: acknowledged.count)
         }
         logger.debug(
             "message accepted",

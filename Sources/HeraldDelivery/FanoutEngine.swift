@@ -245,16 +245,13 @@ public actor FanoutEngine {
         let limits = QueueLimits(project.settings)
         // Devices connected here get the message before the page is written; those that
         // acknowledge it within `settle` need no row.
-        let offers = path.offer(entries, maximumPending: limits.maximumPending, settle: settle)
-        let settled = await path.settle(offers)
-        var enqueued: [Enqueued] = []
-        // Tells the sessions what was written; the offers of a failed write are forgotten.
-        defer { path.written(settled, enqueued) }
-        enqueued = try await store.storeFanoutPage(
-            messageID: job.messageID, queue: settled.toWrite, firstDone: firstDone, cursor: cursor,
-            reached: reached, done: done, limits: limits,
-            stats: stats + settled.acknowledged.map { $0.stat(.delivered) })
-        metrics.increment("herald_fanout_acknowledged_before_written_total", by: settled.acknowledged.count)
+        let acknowledged = try await path.deliver(entries, maximumPending: limits.maximumPending, settle: settle) {
+            toWrite, acknowledged in
+            try await store.storeFanoutPage(
+                messageID: job.messageID, queue: toWrite, firstDone: firstDone, cursor: cursor,
+                reached: reached, done: done, limits: limits, stats: stats + acknowledged.map { $0.stat(.delivered) })
+        }
+        metrics.increment("herald_fanout_acknowledged_before_written_total", by: acknowledged.count)
         expansions[job.messageID]?.position = page.next
         metrics.increment(
             "herald_fanout_deliveries_total", [("project", project.id)], by: reached)

@@ -1,14 +1,14 @@
-public import HeraldCore
+import HeraldCore
 
-/// Entries on their way through `DeliveryPath`: offered to the sessions of their devices,
-/// then written by their producer. `settle` moves the entries their devices acknowledged
+/// Entries on their way through `DeliveryPath.deliver`: offered to the sessions of their
+/// devices, then written by their producer. `settle` moves the entries their devices acknowledged
 /// meanwhile from `toWrite` to `acknowledged`.
-public struct Offers: Sendable {
+struct Offers: Sendable {
     /// The entries the producer writes.
-    public internal(set) var toWrite: [QueuedMessage]
+    var toWrite: [QueuedMessage]
     /// Entries acknowledged while the producer waited: they get no row and count as
     /// delivered (SEMANTICS L7).
-    public internal(set) var acknowledged: [QueuedMessage] = []
+    var acknowledged: [QueuedMessage] = []
     /// Whether each of `toWrite` was offered to a session here.
     var offered: [Bool]
     /// The ledger's page the producer waits on, until `settle`.

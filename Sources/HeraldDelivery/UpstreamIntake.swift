@@ -125,12 +125,9 @@ public final class UpstreamIntake: Sendable {
         }
         for (projectID, projectSettings) in settings {
             let limits = QueueLimits(projectSettings)
-            let offers = path.offer(
-                errors.filter { $0.projectID == projectID }, maximumPending: limits.maximumPending)
-            var enqueued: [Enqueued] = []
-            // Tells the sessions what was written; the offers of a failed write are forgotten.
-            defer { path.written(offers, enqueued) }
-            enqueued = try await store.appendMessages([], queue: offers.toWrite, limits: limits, stats: [])
+            try await path.deliver(errors.filter { $0.projectID == projectID }, maximumPending: limits.maximumPending) {
+                toWrite, _ in try await store.appendMessages([], queue: toWrite, limits: limits, stats: [])
+            }
         }
         if !errors.isEmpty { metrics.increment("herald_upstream_expired_total", by: errors.count) }
         return expired.count

@@ -165,20 +165,18 @@ public final class WebPushRelay: Sendable {
             let limits = QueueLimits(ProjectSettings())
             // A message its device acknowledges within the wait needs no row; one whose receipt
             // is wanted is always written, as its receipt is kept with the row's acknowledgement.
-            let settled = await path.settle(
-                path.offer(
-                    queue, maximumPending: limits.maximumPending, settle: receipts == nil ? acknowledgementWait : nil))
-            var enqueued: [Enqueued] = []
-            // Tells the session what was written; the offers of a failed write are forgotten.
-            defer { path.written(settled, enqueued) }
-            if !owner.isEmpty {
-                enqueued = try await store.appendMessages(
-                    request.ttlSeconds == 0 ? [] : [record(entry, request: request)], queue: settled.toWrite,
-                    limits: limits,
-                    stats: (request.ttlSeconds == 0 ? [] : [DeliveryStat(entry.statKey, .accepted)])
-                        + settled.acknowledged.map { $0.stat(.delivered) })
-            } else if !settled.toWrite.isEmpty {
-                enqueued = try await store.appendMessages([], queue: settled.toWrite, limits: limits, stats: [])
+            try await path.deliver(
+                queue, maximumPending: limits.maximumPending, settle: receipts == nil ? acknowledgementWait : nil
+            ) { toWrite, acknowledged in
+                if !owner.isEmpty {
+                    return try await store.appendMessages(
+                        request.ttlSeconds == 0 ? [] : [record(entry, request: request)], queue: toWrite,
+                        limits: limits,
+                        stats: (request.ttlSeconds == 0 ? [] : [DeliveryStat(entry.statKey, .accepted)])
+                            + acknowledged.map { $0.stat(.delivered) })
+                }
+                return toWrite.isEmpty
+                    ? [] : try await store.appendMessages([], queue: toWrite, limits: limits, stats: [])
             }
         }
         return Accepted(

@@ -102,6 +102,27 @@ import Testing
         #expect(elsewhere.withLock { $0 } == [8])
     }
 
+    /// A producer's write that fails still ends its offers: `deliver` tells the path, which
+    /// forgets them, and an acknowledgement held for a row that is never written.
+    @Test func L4_aFailedWriteThroughDeliverForgetsItsOffers() async throws {
+        struct WriteFailed: Error {}
+        let recorder = Recorder()
+        let path = path(recorder)
+        await #expect(throws: WriteFailed.self) {
+            try await path.deliver([entry("a")], maximumPending: 100) { toWrite, acknowledged in
+                #expect(toWrite.map(\.persistentID) == ["a"] && acknowledged.isEmpty)
+                path.taken(androidID: 7, persistentID: "a")
+                // While the write is under way, the acknowledgement waits for the row.
+                path.acknowledged(androidID: 7, ["a"])
+                #expect(recorder.writes.withLock { $0 }.isEmpty && path.openCount.offers == 1)
+                throw WriteFailed()
+            }
+        }
+        // No row was written, so none is deleted; the offer is gone.
+        #expect(recorder.writes.withLock { $0 }.isEmpty)
+        #expect(path.openCount == (0, 0))
+    }
+
     /// Timers a test connection was asked for: each runs its function after its delay
     /// (or never, when `fires` is off) unless cancelled first.
     final class Timers: Sendable {
