@@ -1,5 +1,6 @@
 import HTTPTypes
 import HeraldCore
+import HeraldStorage
 public import NIOCore
 public import NIOHTTPTypes
 

@@ -83,8 +83,7 @@ public final class HandOffForwarder: Service, Sendable {
 
     public init(
         configuration: Configuration, store: any Store, work: WorkSignals? = nil, clock: any HeraldClock,
-        metrics: HeraldMetrics, logger: Logger,
-        countError: @escaping @Sendable (HeraldError, String, Timestamp) -> Void = { _, _, _ in }
+        metrics: HeraldMetrics, logger: Logger, errors: ErrorLog = ErrorLog()
     ) {
         self.configuration = configuration
         self.store = store
@@ -93,7 +92,7 @@ public final class HandOffForwarder: Service, Sendable {
         self.logger = logger
         let environment = HandOffEnvironment(
             configuration: configuration, store: store, clock: clock, metrics: metrics, logger: logger,
-            countError: countError)
+            errors: errors)
         apns = APNsHandOffs(environment: environment)
         fcm = FCMHandOffs(environment: environment)
         webPush = WebPushHandOffs(environment: environment)

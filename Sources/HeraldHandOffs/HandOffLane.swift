@@ -80,10 +80,10 @@ final class HandOffLane<Key: Hashable & Sendable, Credential: Hashable & Sendabl
             metadata["project"] = "\(projectID)"
             metadata["reason"] = "\(reason)"
             environment.logger.error("\(naming.refusalLine)", metadata: metadata)
-            environment.countError(
+            environment.errors.count(
                 HeraldError(
                     status: .unauthenticated, fcmCode: .thirdPartyAuthError, message: naming.refusalError(key, reason)),
-                projectID, now)
+                projectID: projectID, at: now)
         }
         environment.metrics.increment(refusalsMetric, by: handOffs.count)
         outcome.deferred[now.adding(seconds: HandOffPacing<Credential>.pausedRecheckSeconds), default: []] +=

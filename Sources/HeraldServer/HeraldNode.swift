@@ -292,7 +292,7 @@ public struct HeraldNode: Sendable {
             HandOffForwarder(
                 configuration: configuration.effectiveHandOffs, store: store, work: store.work, clock: clock,
                 metrics: metrics,
-                logger: logger, countError: environment.errors.count),
+                logger: logger, errors: environment.errors),
             ErrorLogService(errors: environment.errors, store: store, logger: logger),
             WebhookSender(
                 store: store, policy: configuration.webhookTargets, holder: cluster.nodeID, clock: clock,

@@ -2,13 +2,13 @@ import CoreMetrics
 import Foundation
 import GRDB
 import HeraldCore
-import HeraldStorage
 import HeraldTelemetry
 import Logging
 import Synchronization
 import Testing
 
 @testable import HeraldHandOffs
+@testable import HeraldStorage
 
 /// A hand-off whose credential the store cannot read waits with a backoff, and the project is
 /// charged no refusal: the push service refused nothing. Only a credential that is missing
@@ -21,12 +21,12 @@ import Testing
 
     /// The service's part of the hand-off over a SQLite store at `path`, with the errors it
     /// counts against projects.
-    func forward(_ service: Service, store: SQLiteStore) async -> (HandOffOutcome, [HeraldError]) {
-        let counted = Mutex<[HeraldError]>([])
+    func forward(_ service: Service, store: SQLiteStore) async -> (HandOffOutcome, [ErrorCount]) {
+        let errors = ErrorLog()
         let environment = HandOffEnvironment(
             configuration: HandOffForwarder.Configuration(), store: store, clock: ManualClock(),
             metrics: HeraldMetrics(factory: NOOPMetricsHandler.instance), logger: Logger(label: "test"),
-            countError: { error, _, _ in counted.withLock { $0.append(error) } })
+            errors: errors)
         let entry = QueuedMessage(
             sequence: 7, androidID: 1, token: "token", persistentID: "0:1", messageID: "m", projectID: "p", stanza: [],
             createdAt: now, expiresAt: now.adding(seconds: 60))
@@ -50,7 +50,7 @@ import Testing
                 key: .init(projectID: "p", origin: "https://push.example"), now: now)
             await webPush.shutdown()
         }
-        return (outcome, counted.withLock { $0 })
+        return (outcome, errors.counted)
     }
 
     @Test(arguments: Service.allCases)
@@ -62,7 +62,7 @@ import Testing
         // With no credential stored, the entry is held as a refusal, counted against the project.
         let (missing, refusals) = await forward(service, store: store)
         #expect(missing.deferred.values.joined().sorted() == [7])
-        #expect(refusals.map(\.fcmCode) == [.thirdPartyAuthError])
+        #expect(refusals.map(\.code) == ["THIRD_PARTY_AUTH_ERROR"] && refusals.map(\.count) == [1])
 
         // A store that fails the read: the entry waits, and nothing is counted.
         let table = ["apns": "apns_credentials", "fcm": "fcm_relay_credentials", "webPush": "web_push_keys"][

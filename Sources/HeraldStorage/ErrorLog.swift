@@ -1,5 +1,4 @@
 public import HeraldCore
-public import HeraldStorage
 import Synchronization
 
 /// Counts the errors each project is answered with, per hour and code, in memory, until
@@ -29,6 +28,17 @@ public final class ErrorLog: Sendable {
             refusals.append(
                 MessageEvent(
                     type: .refused, reason: rule, projectID: projectID, messageID: "", at: time))
+        }
+    }
+
+    /// What was counted since the last flush.
+    var counted: [ErrorCount] {
+        pending.withLock { pending in
+            pending.map { key, count in
+                var total = key
+                total.count = count
+                return total
+            }
         }
     }
 
