@@ -83,7 +83,7 @@ public final class HandOffForwarder: Service, Sendable {
 
     public init(
         configuration: Configuration, store: any Store, work: WorkSignals? = nil, clock: any HeraldClock,
-        metrics: HeraldMetrics, logger: Logger, errors: ErrorLog = ErrorLog()
+        metrics: HeraldMetrics, logger: Logger, errors: ErrorLog
     ) {
         self.configuration = configuration
         self.store = store
