@@ -3,7 +3,7 @@ extension DeviceGateway.SessionHandler {
     /// flushed together when the read completes; others as soon as the work under way ends.
     enum Flush: Equatable {
         /// Nothing written since the last flush, outside a read.
-        case none
+        case flushed
         /// Frames written outside a read: flushed when the work under way ends.
         case due
         /// Inside a read from the socket: what is written is flushed when it completes.
@@ -12,7 +12,7 @@ extension DeviceGateway.SessionHandler {
         /// A read from the socket begins.
         func reading() -> Flush {
             switch self {
-            case .none: .atReadComplete(written: false)
+            case .flushed: .atReadComplete(written: false)
             case .due: .atReadComplete(written: true)
             case .atReadComplete: self
             }
@@ -21,7 +21,7 @@ extension DeviceGateway.SessionHandler {
         /// A frame was written.
         func written() -> Flush {
             switch self {
-            case .none, .due: .due
+            case .flushed, .due: .due
             case .atReadComplete: .atReadComplete(written: true)
             }
         }
@@ -29,8 +29,8 @@ extension DeviceGateway.SessionHandler {
         /// The socket read under way completed: what it wrote is due.
         func readCompleted() -> Flush {
             switch self {
-            case .none, .due: self
-            case .atReadComplete(let written): written ? .due : .none
+            case .flushed, .due: self
+            case .atReadComplete(let written): written ? .due : .flushed
             }
         }
 

@@ -30,7 +30,7 @@ extension DeviceGateway {
         private var waiting: Deque<Event> = []
         private var actions: Deque<MCSSession.Action> = []
         private var state = State.active
-        private var flush = Flush.none
+        private var flush = Flush.flushed
         private let dozing = SessionFlag()
 
         init(gateway: DeviceGateway) {
@@ -147,7 +147,7 @@ extension DeviceGateway {
         /// Flushes written frames unless a socket read under way will.
         private func flushIfNeeded() {
             if flush == .due, let context {
-                flush = .none
+                flush = .flushed
                 context.flush()
                 // A device that does not read what it is sent is not read from either, so
                 // that answers to its frames cannot pile up here (NIO's write watermarks).
@@ -281,7 +281,7 @@ extension DeviceGateway {
                 gateway.logger.debug("closing device connection", metadata: ["reason": "\(reason)"])
                 state = .closed
                 if flush.holdsWrites {
-                    flush = .none
+                    flush = .flushed
                     context.flush()
                 }
                 context.close(promise: nil)

@@ -8,7 +8,7 @@ import Testing
     typealias Flush = DeviceGateway.SessionHandler.Flush
 
     @Test func aReadsAnswersWaitForItsEnd() {
-        var flush = Flush.none.reading().written().written()
+        var flush = Flush.flushed.reading().written().written()
         #expect(flush == .atReadComplete(written: true))
         #expect(flush.holdsWrites)
         flush = flush.readCompleted()
@@ -16,12 +16,12 @@ import Testing
     }
 
     @Test func aReadThatWroteNothingLeavesNothingDue() {
-        #expect(Flush.none.reading().readCompleted() == .none)
-        #expect(!Flush.none.reading().holdsWrites)
+        #expect(Flush.flushed.reading().readCompleted() == .flushed)
+        #expect(!Flush.flushed.reading().holdsWrites)
     }
 
     @Test func writesOutsideAReadAreDueAtOnceAndAReadTakesThemOver() {
-        #expect(Flush.none.written() == .due)
+        #expect(Flush.flushed.written() == .due)
         #expect(Flush.due.reading() == .atReadComplete(written: true))
         #expect(Flush.due.readCompleted() == .due)
     }
