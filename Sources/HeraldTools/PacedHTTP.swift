@@ -37,6 +37,8 @@ struct PacedHTTP {
     var connections: Int
     /// How often the sender wakes, in nanoseconds; 0: at each due time and each answer.
     var tick: Int64 = 0
+    /// How long answers still out when the run ends are waited for, in nanoseconds.
+    var grace: Int64 = 10_000_000_000
 
     /// Runs on a thread of its own, so that no task thread waits in `select`.
     func runOnThread() async throws -> Run {
@@ -72,8 +74,8 @@ struct PacedHTTP {
             Connection(socket: try connect(), due: start + interval * Int64(index) / Int64(connections))
         }
         var run = Run()
-        // Answers still out at the end get ten seconds more.
-        let giveUp = end + 10_000_000_000
+        // Answers still out at the end get the grace more.
+        let giveUp = end + grace
         while true {
             let now = Self.clock(CLOCK_MONOTONIC)
             for connection in open where connection.sentAt == nil && connection.due < end && connection.due <= now {

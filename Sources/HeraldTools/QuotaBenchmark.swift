@@ -307,10 +307,11 @@ public struct QuotaBenchmark: Sendable {
 
     /// Sends topic messages at a fixed rate for a time over a few keep-alive connections,
     /// from a thread of its own that costs the machine little (`PacedHTTP`). With a `tick`
-    /// (a load, whose latency is not measured) it wakes only that often.
+    /// (a load, whose latency is not measured) it wakes only that often. Answers still out
+    /// when the time is up are waited for `grace` more.
     public static func paced(
         url: HTTPURL, credentials: ServiceAccountCredentials, token: String, rate: Double, seconds: Double,
-        tick: Duration = .zero
+        tick: Duration = .zero, grace: Duration = .seconds(10)
     ) async throws -> Outcome {
         let body = #"{"message":{"topic":"quota-bench","data":{"kind":"bench"}}}"#
         let request =
@@ -319,7 +320,7 @@ public struct QuotaBenchmark: Sendable {
             + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
         let run = try await PacedHTTP(
             host: url.host, port: url.port, request: Array(request.utf8), rate: rate, seconds: seconds,
-            connections: max(1, min(32, Int(rate / 200))), tick: tick.nanoseconds
+            connections: max(1, min(32, Int(rate / 200))), tick: tick.nanoseconds, grace: grace.nanoseconds
         ).runOnThread()
         var outcome = Outcome()
         for status in run.statuses {

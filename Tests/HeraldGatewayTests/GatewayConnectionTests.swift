@@ -112,7 +112,7 @@ import Testing
                 try await GatewayHarness.eventually(60) { await ready.count == count }
                 #expect(harness.node.devices.count == count)
                 clock.advance(seconds: 6)
-                try? await GatewayHarness.eventually(5) { await pinged.count == count }
+                try? await GatewayHarness.eventually(30) { await pinged.count == count }
                 #expect(await pinged.count == count)
                 await done.increment()
                 try await group.waitForAll()

@@ -68,7 +68,7 @@ import Testing
             let before = store.looks.load(ordering: .relaxed)
             try await store.recordEvents([refused("alpha", 1), refused("beta", 2)])
             for stream in streams {
-                guard case .events(let events) = await stream.next(upTo: .seconds(5)) else {
+                guard case .events(let events) = await stream.next(upTo: .seconds(30)) else {
                     Issue.record("no events")
                     return
                 }
@@ -86,6 +86,13 @@ import Testing
             try await Task.sleep(for: .seconds(1))
             #expect(store.looks.load(ordering: .relaxed) == 0)
             let stream = try await tail.subscribe(projectID: "alpha")
+            // The stream's opening wakes the tail for one look; a run that keeps both cores
+            // busy may delay that look, so it is waited for, not assumed after a set time.
+            for _ in 0..<200 where store.looks.load(ordering: .relaxed) == 0 {
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(store.looks.load(ordering: .relaxed) == 1)
+            // Then quiet: no second look for two seconds (the fallback is ten).
             try await Task.sleep(for: .seconds(2))
             #expect(store.looks.load(ordering: .relaxed) == 1)
             stream.leave()
@@ -104,7 +111,7 @@ import Testing
             let many = (0...EventTailSubscription.maximumBuffered).map { refused("alpha", $0 + 2) }
             try await store.recordEvents(many)
             try await Task.sleep(for: .seconds(1))
-            #expect(await first.next(upTo: .seconds(5)) == .behind(through: Int64(many.count + 1)))
+            #expect(await first.next(upTo: .seconds(30)) == .behind(through: Int64(many.count + 1)))
             first.leave()
             later.leave()
         }
@@ -116,6 +123,6 @@ import Testing
         let running = Task { try await tail.run() }
         let stream = try await tail.subscribe(projectID: "alpha")
         running.cancel()
-        #expect(await stream.next(upTo: .seconds(5)) == .ended)
+        #expect(await stream.next(upTo: .seconds(30)) == .ended)
     }
 }

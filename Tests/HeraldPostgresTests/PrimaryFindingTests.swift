@@ -54,7 +54,9 @@ import Testing
         defer { pool.cancel() }
         let started = ContinuousClock.now
         await #expect(throws: StoreError.self) { _ = try await store.project(id: "alpha-project") }
-        #expect(ContinuousClock.now - started < .seconds(1))
+        // At once: not after the four seconds and more a statement waits for a host that went
+        // away (below), with room for a run of the whole suite keeping a task waiting.
+        #expect(ContinuousClock.now - started < .seconds(3))
     }
 
     @Test func aStatementGivesUpWaitingForAConnectionToAHostThatWentAway() async throws {

@@ -145,9 +145,11 @@ public struct GatewayHarness: Sendable {
         return (device, token)
     }
 
-    /// Waits until `condition` holds, for at most `seconds`.
+    /// Waits until `condition` holds, for at most `seconds`: by default half a minute, as
+    /// the whole suite starting at once can keep a test's tasks from running for tens of
+    /// seconds.
     public static func eventually(
-        _ seconds: Double = 10, _ condition: @Sendable () async throws -> Bool,
+        _ seconds: Double = 30, _ condition: @Sendable () async throws -> Bool,
         sourceLocation: SourceLocation = #_sourceLocation
     ) async throws {
         let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
