@@ -102,7 +102,7 @@ import Testing
         #expect(store.primary.index == 1)
     }
 
-    @Test(.timeLimit(.minutes(1))) func aTransactionWhoseConnectionTheServerEndedIsTriedAgainInsteadOfWaiting()
+    @Test(.timeLimit(.minutes(3))) func aTransactionWhoseConnectionTheServerEndedIsTriedAgainInsteadOfWaiting()
         async throws
     {
         let store = try await TestPostgres.store("node-g")

@@ -187,7 +187,7 @@ import Testing
 
     /// L4: a short write alone runs on its caller's thread and is still interrupted by its
     /// task's cancellation (the store reports that as a cancellation).
-    @Test(.timeLimit(.minutes(1))) func L4_aShortWriteAloneIsInterruptedByItsTasksCancellation() async throws {
+    @Test(.timeLimit(.minutes(3))) func L4_aShortWriteAloneIsInterruptedByItsTasksCancellation() async throws {
         let (pool, commits) = try database()
         let started = Atomic<Bool>(false)
         let write = Task {

@@ -6,6 +6,7 @@ public import HeraldStorage
 public import Hummingbird
 public import HummingbirdTesting
 public import Logging
+import Synchronization
 public import Testing
 public import _CryptoExtras
 
@@ -79,7 +80,7 @@ public struct TestServer: Sendable {
     public static func addProject(_ id: String, to store: any HeraldStore, clock: any HeraldClock) async throws
         -> (Project, ServiceAccountKey, _RSA.Signing.PrivateKey)
     {
-        let privateKey = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        let privateKey = try signingKey(for: id)
         let key = ServiceAccountKey(
             id: SecureRandom.hex(bytes: 20), projectID: id, clientEmail: ServiceAccountKey.clientEmail(for: id),
             publicKeyPEM: privateKey.publicKey.pemRepresentation, createdAt: clock.now())
@@ -87,6 +88,23 @@ public struct TestServer: Sendable {
         try await store.createProject(project, firstKey: key)
         return (project, key, privateKey)
     }
+
+    /// The RSA key of project `id`'s first service-account key: made once a process for each
+    /// project id, as a new 2048-bit key is a few hundred milliseconds of a core in a debug
+    /// build, and made for every test it took half of both cores for the suite's first half
+    /// minute, keeping every other test's tasks from running for tens of seconds. Projects
+    /// of different ids still have different keys, and each key its own id.
+    static func signingKey(for id: String) throws -> _RSA.Signing.PrivateKey {
+        if let made = signingKeys.withLock({ $0[id] }) { return made }
+        let made = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        return signingKeys.withLock { keys in
+            if let first = keys[id] { return first }
+            keys[id] = made
+            return made
+        }
+    }
+
+    private static let signingKeys = Mutex<[String: _RSA.Signing.PrivateKey]>([:])
 
     /// Runs a test against the router, after the credential cache has caught up.
     public func test<Value: Sendable>(_ body: @Sendable (any TestClientProtocol) async throws -> Value) async throws
