@@ -9,7 +9,7 @@ import Testing
 /// out while its row is written (SEMANTICS L2), and its acknowledgement still deletes the row
 /// (L4) however the two cross.
 @Suite(.serialized) struct DeliveryPathTests {
-    /// Waits until `condition` holds, ten seconds at most.
+    /// Waits until `condition` holds, thirty seconds at most.
     func waitUntil(_ condition: @Sendable () -> Bool) async throws {
         let deadline = ContinuousClock.now + .seconds(30)
         while !condition() {

@@ -88,9 +88,7 @@ import Testing
             let stream = try await tail.subscribe(projectID: "alpha")
             // The stream's opening wakes the tail for one look; a run that keeps both cores
             // busy may delay that look, so it is waited for, not assumed after a set time.
-            for _ in 0..<200 where store.looks.load(ordering: .relaxed) == 0 {
-                try await Task.sleep(for: .milliseconds(50))
-            }
+            try await GatewayHarness.eventually(10) { store.looks.load(ordering: .relaxed) > 0 }
             #expect(store.looks.load(ordering: .relaxed) == 1)
             // Then quiet: no second look for two seconds (the fallback is ten).
             try await Task.sleep(for: .seconds(2))
